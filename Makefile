@@ -1,0 +1,64 @@
+# Two commands on a fresh machine:
+#   make install bench   set up, then run the main job (the benchmark)
+#   make test            run every test that can run on this machine
+#
+# `make install` makes .venv with the real dependencies (CPU torch when no
+# NVIDIA driver is present) and installs this project into it in editable mode.
+
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+HAS_GPU := $(shell test -e /dev/nvidiactl && echo 1)
+# On the CPU the Triton kernels run under the interpreter and the Numba ones
+# under the simulator; both must be set before triton/numba are imported.
+EMU    := TRITON_INTERPRET=1 NUMBA_ENABLE_CUDASIM=1
+BENCH_ARGS ?=
+TORCH_SPEC ?= torch==2.13.0
+
+.PHONY: install test test-all test-cpu bench bench-compare lint readme clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+ifeq ($(HAS_GPU),1)
+	$(PY) -m pip install -q -e '.[dev]'
+else
+	# CPU-only machine: install torch first ($(TORCH_SPEC); where a CPU wheel of
+	# it is on the local wheel path, pip takes that one instead of the CUDA build).
+	$(PY) -m pip install -q '$(TORCH_SPEC)'
+	$(PY) -m pip install -q -e '.[dev]'
+endif
+	touch $(STAMP)
+
+# Everything that runs here: all backends on the GPU if there is one,
+# else eager on the CPU + Triton under its interpreter + the CUDA compile checks.
+test: install
+ifeq ($(HAS_GPU),1)
+	$(PY) -m pytest tests -q
+else
+	$(EMU) $(PY) -m pytest tests -q
+endif
+
+# Every backend on the GPU; uses the interpreter nowhere.  Run with the
+# system python on the GPU machine: `make test-all PY=python3`.
+test-all:
+	env -u TRITON_INTERPRET -u NUMBA_ENABLE_CUDASIM $(PY) -m pytest tests -q -rs
+
+bench: install
+	$(PY) -m bench $(BENCH_ARGS)
+
+bench-compare:
+	$(PY) -m pytest bench --benchmark-compare $(BENCH_ARGS)
+
+lint: install
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check common tests
+
+readme: install
+	$(PY) -m common.capabilities --update README.md
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .benchmarks build *.egg-info

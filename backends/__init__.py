@@ -1,0 +1,1 @@
+"""Backend packages.  Each exposes ``SPEC`` (see :mod:`common.registry`)."""

@@ -1,0 +1,335 @@
+"""The public functional interface: validation, backend choice, autograd.
+
+Everything here is written once for all backends; a backend supplies only the
+raw kernels of :mod:`common.kernel_api`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from common.kernel_api import acc_dtype
+from common.registry import BackendSpec, UnsupportedError, check_support, select_backend
+
+# --------------------------------------------------------------------------- poisoning
+_POISON = os.environ.get("NORM_POISON") == "1"
+
+
+def set_poison(enabled: bool) -> None:
+    """Fill every output buffer with NaN before a kernel writes it (for tests).
+
+    A kernel that leaves an element unwritten then fails the closeness check
+    instead of passing on stale memory.
+    """
+    global _POISON
+    _POISON = bool(enabled)
+
+
+def _out(shape: tuple[int, ...], dtype: torch.dtype, device: torch.device) -> Tensor:
+    if _POISON:
+        return torch.full(shape, math.nan, dtype=dtype, device=device)
+    return torch.empty(shape, dtype=dtype, device=device)
+
+
+@contextlib.contextmanager
+def _on_device(device: torch.device) -> Iterator[None]:
+    if device.type == "cuda":
+        with torch.cuda.device(device):
+            yield
+    else:
+        yield
+
+
+# --------------------------------------------------------------------------- state
+@dataclass(frozen=True)
+class ClnState:
+    """Cumulative statistics of everything a cLN has seen so far, per batch item.
+
+    ``count`` int64 ``(B,)``: values seen (channels x frames); ``mean`` and
+    ``m2`` ``(B,)`` in float32 (float64 for float64 input): their mean and sum
+    of squared deviations.  Pass it as ``state=`` with the next chunk.
+    Gradients do not flow through it (it is detached).
+    """
+
+    count: Tensor
+    mean: Tensor
+    m2: Tensor
+
+    @classmethod
+    def initial(
+        cls, batch: int, *, device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32
+    ) -> ClnState:
+        """The state of sequences that have seen nothing yet."""
+        acc = acc_dtype(dtype)
+        z = torch.zeros(batch, dtype=acc, device=device)
+        return cls(torch.zeros(batch, dtype=torch.int64, device=device), z, z.clone())
+
+    @property
+    def variance(self) -> Tensor:
+        """Biased variance of everything seen so far."""
+        return self.m2 / self.count.clamp_min(1).to(self.m2.dtype)
+
+    def to(self, device: torch.device | str) -> ClnState:
+        return ClnState(self.count.to(device), self.mean.to(device), self.m2.to(device))
+
+
+# --------------------------------------------------------------------------- checks
+def _check_tensor(name: str, t: object) -> Tensor:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    if not t.is_floating_point():
+        raise TypeError(f"{name} must be a floating-point tensor, got dtype {t.dtype}")
+    return t
+
+
+def _check_param(name: str, p: Tensor | None, size: int, x: Tensor, what: str) -> None:
+    if p is None:
+        return
+    _check_tensor(name, p)
+    if p.dim() != 1 or p.shape[0] != size:
+        raise ValueError(f"{name} must have shape ({size},) to match {what}, got {tuple(p.shape)}")
+    if p.device != x.device:
+        raise ValueError(f"{name} is on {p.device} but x is on {x.device}")
+
+
+def _check_eps(eps: float) -> float:
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not eps > 0.0:
+        raise ValueError(f"eps must be a positive number, got {eps!r}")
+    return float(eps)
+
+
+def _kernel_param(p: Tensor | None, x: Tensor) -> Tensor | None:
+    """Parameters reach kernels in x.dtype or the acc dtype, contiguous."""
+    if p is None:
+        return None
+    if p.dtype not in (x.dtype, acc_dtype(x.dtype)):
+        p = p.to(acc_dtype(x.dtype))
+    return p.contiguous()
+
+
+def _needs_grad(*ts: Tensor | None) -> bool:
+    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in ts)
+
+
+# --------------------------------------------------------------------------- cLN
+class _ClnFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(  # type: ignore[override]
+        ctx,
+        x: Tensor,
+        gamma: Tensor | None,
+        beta: Tensor | None,
+        eps: float,
+        spec: BackendSpec,
+        count: Tensor | None,
+        mean0: Tensor | None,
+        m2_0: Tensor | None,
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        B, C, T = x.shape
+        acc = acc_dtype(x.dtype)
+        y = _out((B, C, T), x.dtype, x.device)
+        mean = _out((B, T), acc, x.device)
+        rstd = _out((B, T), acc, x.device)
+        m2_last = _out((B,), acc, x.device)
+        state = None if count is None else (count, mean0, m2_0)
+        with _on_device(x.device):
+            spec.kernels().cln_forward(x, gamma, beta, eps, state, y, mean, rstd, m2_last)
+        ctx.spec = spec
+        ctx.param_dtypes = (
+            None if gamma is None else gamma.dtype,
+            None if beta is None else beta.dtype,
+        )
+        ctx.save_for_backward(x, gamma, mean, rstd, count)
+        ctx.mark_non_differentiable(mean, m2_last)
+        return y, mean, m2_last
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, dy: Tensor, _dmean: Tensor, _dm2: Tensor):  # type: ignore[override]
+        x, gamma, mean, rstd, count = ctx.saved_tensors
+        spec: BackendSpec = ctx.spec
+        check_support(spec, "cln_bwd", x.dtype, x.device)
+        acc = acc_dtype(x.dtype)
+        C = x.shape[1]
+        dx = _out(tuple(x.shape), x.dtype, x.device)
+        dgamma = _out((C,), acc, x.device) if ctx.needs_input_grad[1] else None
+        dbeta = _out((C,), acc, x.device) if ctx.needs_input_grad[2] else None
+        with _on_device(x.device):
+            spec.kernels().cln_backward(
+                dy.contiguous(), x, gamma, mean, rstd, count, dx, dgamma, dbeta
+            )
+        gdt, bdt = ctx.param_dtypes
+        if dgamma is not None and gdt is not None:
+            dgamma = dgamma.to(gdt)
+        if dbeta is not None and bdt is not None:
+            dbeta = dbeta.to(bdt)
+        if not ctx.needs_input_grad[0]:
+            dx = None
+        return dx, dgamma, dbeta, None, None, None, None, None
+
+
+def cln(
+    x: Tensor,
+    gamma: Tensor | None = None,
+    beta: Tensor | None = None,
+    eps: float = 1e-8,
+    *,
+    backend: str | None = None,
+    state: ClnState | None = None,
+    return_state: bool = False,
+) -> Tensor | tuple[Tensor, ClnState]:
+    """Cumulative (causal) layer norm of ``x`` of shape ``(B, C, T)``.
+
+    For every batch item and frame t the statistics run over all channels and
+    all frames up to and including t (Conv-TasNet's cLN).  ``state`` carries
+    the statistics of earlier chunks of the same sequences (``None``: the
+    sequences start here); with ``return_state=True`` the new state is
+    returned too, so feeding chunks one after another equals one call on the
+    whole sequence.  Differentiable in ``x``, ``gamma`` and ``beta``.
+    """
+    x = _check_tensor("x", x)
+    if x.dim() != 3:
+        raise ValueError(
+            f"cln expects x of shape (B, C, T) (channels first, time last), got "
+            f"{x.dim()}-d shape {tuple(x.shape)}"
+        )
+    B, C, T = x.shape
+    if C == 0:
+        raise ValueError("cln needs at least one channel (C >= 1), got C = 0")
+    _check_param("gamma", gamma, C, x, f"C = {C} channels of x")
+    _check_param("beta", beta, C, x, f"C = {C} channels of x")
+    eps = _check_eps(eps)
+    acc = acc_dtype(x.dtype)
+    if state is not None:
+        if not isinstance(state, ClnState):
+            raise TypeError(f"state must be a common.ClnState, got {type(state).__name__}")
+        for fname in ("count", "mean", "m2"):
+            t = getattr(state, fname)
+            if not isinstance(t, Tensor) or tuple(t.shape) != (B,):
+                raise ValueError(f"state.{fname} must have shape ({B},) to match x's batch size")
+            if t.device != x.device:
+                raise ValueError(f"state.{fname} is on {t.device} but x is on {x.device}")
+
+    spec = select_backend(backend, "cln_fwd", x.dtype, x.device)
+    if state is not None and not spec.streaming:
+        raise UnsupportedError(f"backend {spec.name!r} does not support streaming state")
+    if _needs_grad(x, gamma, beta):
+        check_support(spec, "cln_bwd", x.dtype, x.device)
+
+    if B == 0 or T == 0:
+        y = x.clone()  # empty: nothing to normalize
+        new_state = (
+            state if state is not None else ClnState.initial(B, device=x.device, dtype=x.dtype)
+        )
+        return (y, new_state) if return_state else y
+
+    count = mean0 = m2_0 = None
+    if state is not None:
+        count = state.count.detach().to(torch.int64).contiguous()
+        mean0 = state.mean.detach().to(acc).contiguous()
+        m2_0 = state.m2.detach().to(acc).contiguous()
+
+    y, mean, m2_last = _ClnFunction.apply(
+        x.contiguous(),
+        _kernel_param(gamma, x),
+        _kernel_param(beta, x),
+        eps,
+        spec,
+        count,
+        mean0,
+        m2_0,
+    )
+    if not return_state:
+        return y
+    prev = count if count is not None else torch.zeros(B, dtype=torch.int64, device=x.device)
+    new_state = ClnState(prev + C * T, mean[:, -1].detach().clone(), m2_last.detach())
+    return y, new_state
+
+
+# --------------------------------------------------------------------------- RMSNorm
+class _RMSNormFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(  # type: ignore[override]
+        ctx, x2: Tensor, weight: Tensor | None, eps: float, spec: BackendSpec
+    ) -> Tensor:
+        M, N = x2.shape
+        acc = acc_dtype(x2.dtype)
+        y = _out((M, N), x2.dtype, x2.device)
+        rstd = _out((M,), acc, x2.device)
+        with _on_device(x2.device):
+            spec.kernels().rmsnorm_forward(x2, weight, eps, y, rstd)
+        ctx.spec = spec
+        ctx.save_for_backward(x2, weight, rstd)
+        return y
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, dy: Tensor):  # type: ignore[override]
+        x2, weight, rstd = ctx.saved_tensors
+        spec: BackendSpec = ctx.spec
+        check_support(spec, "rmsnorm_bwd", x2.dtype, x2.device)
+        M, N = x2.shape
+        acc = acc_dtype(x2.dtype)
+        dx = _out((M, N), x2.dtype, x2.device)
+        dw = _out((N,), acc, x2.device) if ctx.needs_input_grad[1] else None
+        with _on_device(x2.device):
+            spec.kernels().rmsnorm_backward(dy.contiguous(), x2, weight, rstd, dx, dw)
+        if dw is not None and weight is not None:
+            dw = dw.to(weight.dtype)
+        return (dx if ctx.needs_input_grad[0] else None), dw, None, None
+
+
+def _as_rows(x: Tensor) -> Tensor:
+    """View ``x`` (..., N) as (M, N) rows with a unit last stride, copying only if needed."""
+    N = x.shape[-1]
+    if x.dim() == 1:
+        x = x.unsqueeze(0)
+    if x.stride(-1) != 1:
+        x = x.contiguous()
+    if x.dim() == 2:
+        rows = x
+    else:
+        try:
+            rows = x.view(-1, N)
+        except RuntimeError:  # leading dims not mergeable into one stride
+            rows = x.reshape(-1, N)
+    if rows.shape[0] > 1 and rows.stride(0) < N:
+        rows = rows.contiguous()  # overlapping or broadcast rows
+    return rows
+
+
+def rmsnorm(
+    x: Tensor,
+    weight: Tensor | None = None,
+    eps: float = 1e-6,
+    *,
+    backend: str | None = None,
+) -> Tensor:
+    """RMSNorm over the last dim of ``x`` (``(..., N)``), differentiable in x and weight.
+
+    Rows with a stride (last dim contiguous) are passed to the kernels without
+    a copy.
+    """
+    x = _check_tensor("x", x)
+    if x.dim() < 1:
+        raise ValueError("rmsnorm expects x of shape (..., N) with at least one dim, got a scalar")
+    N = x.shape[-1]
+    if N == 0:
+        raise ValueError("rmsnorm needs a non-empty last dim (N >= 1), got N = 0")
+    _check_param("weight", weight, N, x, f"the last dim N = {N} of x")
+    eps = _check_eps(eps)
+    spec = select_backend(backend, "rmsnorm_fwd", x.dtype, x.device)
+    if _needs_grad(x, weight):
+        check_support(spec, "rmsnorm_bwd", x.dtype, x.device)
+    if x.numel() == 0:
+        return x.clone()  # empty: nothing to normalize
+    rows = _as_rows(x)
+    y = _RMSNormFunction.apply(rows, _kernel_param(weight, x), eps, spec)
+    return y.view(x.shape)

@@ -1,0 +1,81 @@
+"""The one tolerance table and the closeness check (tests and benchmark).
+
+Errors are norm-wise relative to a float64 reference of the same (already
+rounded) inputs: ``||out - ref|| / ||ref||``.  NaN or Inf never passes.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+#: Base relative tolerance per dtype (DESIGN.md section 3): output rounding of
+#: the dtype plus a few float32 ulps of accumulation.
+BASE_RTOL: dict[torch.dtype, float] = {
+    torch.float64: 1e-12,
+    torch.float32: 1e-6,
+    torch.float16: 1e-3,
+    torch.bfloat16: 1e-2,
+}
+
+#: Unit roundoff (half an ulp at 1.0) of each dtype.
+UNIT_ROUNDOFF: dict[torch.dtype, float] = {
+    torch.float64: 2.0**-53,
+    torch.float32: 2.0**-24,
+    torch.float16: 2.0**-11,
+    torch.bfloat16: 2.0**-8,
+}
+
+
+def tolerance(dtype: torch.dtype, reduce_len: int = 1, dc_offset: float = 0.0) -> float:
+    """Relative tolerance for one output of ``dtype``.
+
+    ``reduce_len``: length of the longest reduction behind each output (C*T
+    for cLN, N for RMSNorm, rows for dw).  Rounding errors of a float32 (or
+    float64) sum grow like sqrt(n) ulps, so the allowance does too (4 ulps per
+    sqrt(n)).  ``dc_offset``: the inputs' mean in units of their standard
+    deviation; x - mu cannot be formed better than D ulps of the input dtype,
+    so that term is 2 * D * u (float32, D = 1000: 1.2e-4 + the rest; the
+    E[x^2] - E[x]^2 formula gives about 0.2 there).
+    """
+    acc = torch.float64 if dtype == torch.float64 else torch.float32
+    acc_u = UNIT_ROUNDOFF[acc]
+    return (
+        BASE_RTOL[dtype]
+        + 4.0 * acc_u * math.sqrt(max(reduce_len, 1))
+        + 2.0 * abs(dc_offset) * UNIT_ROUNDOFF[dtype]
+    )
+
+
+def rel_error(out: Tensor, ref: Tensor, scale: float = 0.0) -> float:
+    """``||out - ref|| / max(||ref||, scale)`` in float64; ``inf`` if out has NaN/Inf.
+
+    ``scale``: the norm of the terms whose difference ``ref`` is, when that
+    difference can cancel (a gradient like r * (g - xhat * mean(g * xhat))
+    is tiny for N = 1 though each term is not): errors are judged against
+    the size of what was computed, not of what was left.
+    """
+    out64 = out.detach().to(torch.float64).cpu()
+    ref64 = ref.detach().to(torch.float64).cpu()
+    if out64.shape != ref64.shape:
+        raise AssertionError(f"shape {tuple(out64.shape)} != reference {tuple(ref64.shape)}")
+    if not torch.isfinite(out64).all():
+        return math.inf
+    denom = max(ref64.norm().item(), scale)
+    num = (out64 - ref64).norm().item()
+    if denom == 0.0:
+        return num
+    return num / denom
+
+
+def assert_close(name: str, out: Tensor, ref: Tensor, tol: float, scale: float = 0.0) -> float:
+    """Raise ``AssertionError`` unless ``rel_error(out, ref, scale) <= tol``; return it."""
+    err = rel_error(out, ref, scale)
+    if not err <= tol:
+        raise AssertionError(
+            f"{name}: relative error {err:.3e} exceeds tolerance {tol:.3e} "
+            f"(dtype {out.dtype}, shape {tuple(out.shape)})"
+        )
+    return err

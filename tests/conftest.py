@@ -1,0 +1,79 @@
+"""Shared test configuration.
+
+The emulators must be switched on before triton/numba are first imported
+(as Triton's own ``test-interpret`` target does): on a machine without a
+CUDA GPU this file turns them on, so the Triton kernels run under the
+interpreter on CPU tensors.  ``make test-all`` on a GPU machine leaves them
+off and every backend runs on the GPU.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+
+def _has_cuda_driver() -> bool:
+    return os.path.exists("/dev/nvidiactl") or shutil.which("nvidia-smi") is not None
+
+
+if not _has_cuda_driver():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+    os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+import common  # noqa: E402
+from common.registry import backend_names, get_backend  # noqa: E402
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--backend",
+        action="store",
+        default="all",
+        help="comma-separated backends to test (default: all registered; "
+        "those that cannot run here are skipped with the reason)",
+    )
+
+
+def selected_backends(config: pytest.Config) -> list[str]:
+    opt = config.getoption("--backend")
+    names = backend_names() if opt in ("all", "", None) else [s.strip() for s in opt.split(",")]
+    for n in names:
+        get_backend(n)  # raises listing the known names on a typo
+    return names
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "backend" in metafunc.fixturenames:
+        metafunc.parametrize("backend", selected_backends(metafunc.config), scope="session")
+
+
+@pytest.fixture(scope="session")
+def device(backend: str) -> torch.device:
+    """Where ``backend`` runs here: the GPU if it can, else its CPU emulator."""
+    spec = get_backend(backend)
+    reason = spec.unavailable_reason()
+    if reason is not None:
+        pytest.skip(f"backend {backend!r} cannot run here: {reason}")
+    devs = spec.supported_devices()
+    if torch.cuda.is_available() and "cuda" in devs:
+        return torch.device("cuda", torch.cuda.current_device())
+    if "cpu" in devs:
+        return torch.device("cpu")
+    pytest.skip(f"backend {backend!r} needs one of {sorted(devs)}, none here")
+
+
+@pytest.fixture(autouse=True)
+def _poison_outputs() -> None:
+    """Every output buffer starts as NaN, so an unwritten element fails."""
+    common.set_poison(True)
+    yield
+    common.set_poison(False)
+
+
+@pytest.fixture
+def emulated(backend: str) -> bool:
+    return get_backend(backend).emulated() and not torch.cuda.is_available()

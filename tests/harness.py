@@ -1,0 +1,278 @@
+"""Check functions shared by the parametrized tests and the negative controls.
+
+Each draws fresh random inputs (the seed is in every failure message), runs
+one backend through the public API (outputs poisoned with NaN by conftest),
+and compares with the float64 oracle of :mod:`common.reference` using the one
+tolerance table of :mod:`common.testing`.  Each raises ``AssertionError`` on a
+mismatch, so a deliberately wrong kernel is caught by the same code.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+
+import torch
+from torch import Tensor
+
+import common
+from common.reference import cln_oracle, rmsnorm_oracle
+from common.testing import assert_close, tolerance
+
+
+def new_generator() -> tuple[torch.Generator, int]:
+    seed = int.from_bytes(os.urandom(4), "little")
+    g = torch.Generator().manual_seed(seed)
+    return g, seed
+
+
+def randn(
+    shape: tuple[int, ...],
+    dtype: torch.dtype,
+    device: torch.device,
+    gen: torch.Generator,
+    offset: float = 0.0,
+) -> Tensor:
+    """Random normal data (drawn in float64 on the CPU, then cast): never zeros."""
+    t = torch.randn(shape, generator=gen, dtype=torch.float64) + offset
+    return t.to(dtype=dtype).to(device)
+
+
+def _params(
+    C: int,
+    affine: bool,
+    dtype: torch.dtype,
+    device: torch.device,
+    gen: torch.Generator,
+    requires_grad: bool = False,
+) -> tuple[Tensor | None, Tensor | None]:
+    if not affine:
+        return None, None
+    gamma = (1.0 + 0.5 * randn((C,), dtype, device, gen)).requires_grad_(requires_grad)
+    beta = (0.5 * randn((C,), dtype, device, gen)).requires_grad_(requires_grad)
+    return gamma, beta
+
+
+# ----------------------------------------------------------------------------- cLN
+def check_cln_forward(
+    backend: str,
+    device: torch.device,
+    shape: tuple[int, int, int],
+    dtype: torch.dtype,
+    affine: bool = True,
+    dc: float = 0.0,
+    param_dtype: torch.dtype | None = None,
+    noncontiguous: bool = False,
+) -> float:
+    gen, seed = new_generator()
+    B, C, T = shape
+    if noncontiguous:  # a (B, T, C) tensor seen as (B, C, T): time is not the last stride
+        x = randn((B, T, C), dtype, device, gen, dc).transpose(1, 2)
+    else:
+        x = randn(shape, dtype, device, gen, dc)
+    gamma, beta = _params(C, affine, param_dtype or dtype, device, gen)
+    y = common.cln(x, gamma, beta, backend=backend)
+    ref = cln_oracle(x.double().cpu(), _cpu(gamma), _cpu(beta))
+    tol = tolerance(dtype, C * T, dc)
+    assert y.dtype == dtype and y.shape == x.shape and y.device == x.device
+    return assert_close(f"cln fwd [{backend} {shape} {dtype} dc={dc} seed={seed}]", y, ref, tol)
+
+
+def check_cln_backward(
+    backend: str,
+    device: torch.device,
+    shape: tuple[int, int, int],
+    dtype: torch.dtype,
+    affine: bool = True,
+    dc: float = 0.0,
+    history_frames: int = 0,
+) -> dict[str, float]:
+    """Gradients against float64 autograd of the oracle.
+
+    With ``history_frames`` > 0 the chunk continues a sequence (streaming
+    state in), and the oracle sees those frames as detached history.
+    """
+    gen, seed = new_generator()
+    B, C, T = shape
+    hist = randn((B, C, history_frames), dtype, device, gen, dc) if history_frames else None
+    x = randn(shape, dtype, device, gen, dc).requires_grad_(True)
+    gamma, beta = _params(C, affine, dtype, device, gen, requires_grad=True)
+    dy = randn(shape, dtype, device, gen)
+    state = None
+    if hist is not None:
+        _, state = common.cln(hist, gamma, beta, backend=backend, return_state=True)
+    y = common.cln(x, gamma, beta, backend=backend, state=state)
+    grads = torch.autograd.grad(y, [t for t in (x, gamma, beta) if t is not None], dy)
+
+    x64 = x.detach().double().cpu().requires_grad_(True)
+    g64 = _cpu(gamma, grad=True)
+    b64 = _cpu(beta, grad=True)
+    h64 = None if hist is None else hist.double().cpu()
+    ref = cln_oracle(x64, g64, b64, history=h64)
+    refs = torch.autograd.grad(
+        ref, [t for t in (x64, g64, b64) if t is not None], dy.double().cpu()
+    )
+    names = ["dx", "dgamma", "dbeta"]
+    # dx is a difference of terms of size r * g: judge it against that size.
+    with torch.no_grad():
+        full = x64 if h64 is None else torch.cat([h64, x64], -1)
+        n = C * torch.arange(1, full.shape[-1] + 1, dtype=torch.float64)
+        mu = full.sum(1).cumsum(-1) / n
+        var = (full - mu[:, None]).square().sum(1).cumsum(-1) / n  # fine in float64 here
+        r = (var + 1e-8).rsqrt()[:, -T:]
+        g = dy.double().cpu() * (1.0 if g64 is None else g64.detach()[:, None])
+        dx_scale = (r[:, None, :] * g).norm().item()
+    out = {}
+    for name, got, want in zip(names, grads, refs):
+        reduce_len = C * (T + history_frames) if name == "dx" else B * T
+        tol = 2 * tolerance(dtype, reduce_len, dc)
+        out[name] = assert_close(
+            f"cln bwd {name} [{backend} {shape} {dtype} dc={dc} hist={history_frames} seed={seed}]",
+            got,
+            want,
+            tol,
+            dx_scale if name == "dx" else 0.0,
+        )
+    return out
+
+
+def random_splits(T: int, rng: random.Random) -> list[int]:
+    """Random chunk lengths summing to T, always including some of length 1."""
+    sizes = []
+    left = T
+    while left > 0:
+        s = 1 if rng.random() < 0.3 else rng.randint(1, max(1, left))
+        s = min(s, left)
+        sizes.append(s)
+        left -= s
+    return sizes
+
+
+def check_cln_streaming(
+    backend: str,
+    device: torch.device,
+    shape: tuple[int, int, int],
+    dtype: torch.dtype,
+    dc: float = 0.0,
+) -> float:
+    gen, seed = new_generator()
+    rng = random.Random(seed)
+    B, C, T = shape
+    x = randn(shape, dtype, device, gen, dc)
+    gamma, beta = _params(C, True, dtype, device, gen)
+    whole = common.cln(x, gamma, beta, backend=backend)
+    splits = random_splits(T, rng)
+    state = None
+    parts = []
+    t0 = 0
+    for s in splits:
+        y, state = common.cln(
+            x[:, :, t0 : t0 + s], gamma, beta, backend=backend, state=state, return_state=True
+        )
+        parts.append(y)
+        t0 += s
+    chunked = torch.cat(parts, -1)
+    assert int(state.count[0]) == C * T
+    ref = cln_oracle(x.double().cpu(), _cpu(gamma), _cpu(beta))
+    tol = tolerance(dtype, C * T, dc)
+    name = f"cln streaming [{backend} {shape} {dtype} splits={splits} seed={seed}]"
+    assert_close(name + " vs whole", chunked, whole, 2 * tol)
+    return assert_close(name + " vs oracle", chunked, ref, tol)
+
+
+def check_cln_causal(
+    backend: str, device: torch.device, shape: tuple[int, int, int], dtype: torch.dtype
+) -> None:
+    """Changing or NaN-ing frames after t leaves outputs up to t bitwise unchanged."""
+    gen, seed = new_generator()
+    B, C, T = shape
+    x = randn(shape, dtype, device, gen)
+    gamma, beta = _params(C, True, dtype, device, gen)
+    y = common.cln(x, gamma, beta, backend=backend)
+    t = T // 2
+    for poison in ("random", "nan"):
+        x2 = x.clone()
+        if poison == "nan":
+            x2[:, :, t + 1 :] = float("nan")
+        else:
+            x2[:, :, t + 1 :] = randn((B, C, T - t - 1), dtype, device, gen, 50.0)
+        y2 = common.cln(x2, gamma, beta, backend=backend)
+        same = torch.equal(y[:, :, : t + 1], y2[:, :, : t + 1])
+        assert same, f"cln not causal [{backend} {shape} {dtype} {poison} after t={t} seed={seed}]"
+
+
+# ----------------------------------------------------------------------------- RMSNorm
+def _rms_input(
+    shape: tuple[int, ...],
+    dtype: torch.dtype,
+    device: torch.device,
+    gen: torch.Generator,
+    strided: bool,
+) -> Tensor:
+    if strided:  # rows with a stride: a column slice of a wider tensor
+        wide = randn((*shape[:-1], shape[-1] + 7), dtype, device, gen)
+        return wide[..., : shape[-1]]
+    return randn(shape, dtype, device, gen)
+
+
+def check_rmsnorm_forward(
+    backend: str,
+    device: torch.device,
+    shape: tuple[int, ...],
+    dtype: torch.dtype,
+    weight: bool = True,
+    strided: bool = False,
+    weight_dtype: torch.dtype | None = None,
+) -> float:
+    gen, seed = new_generator()
+    x = _rms_input(shape, dtype, device, gen, strided)
+    w = (1 + 0.5 * randn((shape[-1],), weight_dtype or dtype, device, gen)) if weight else None
+    y = common.rmsnorm(x, w, backend=backend)
+    assert y.dtype == dtype and y.shape == x.shape
+    ref = rmsnorm_oracle(x.double().cpu(), _cpu(w))
+    tol = tolerance(dtype, shape[-1])
+    name = f"rmsnorm fwd [{backend} {shape} {dtype} strided={strided} seed={seed}]"
+    return assert_close(name, y, ref, tol)
+
+
+def check_rmsnorm_backward(
+    backend: str,
+    device: torch.device,
+    shape: tuple[int, ...],
+    dtype: torch.dtype,
+    weight: bool = True,
+    strided: bool = False,
+) -> dict[str, float]:
+    gen, seed = new_generator()
+    x = _rms_input(shape, dtype, device, gen, strided).requires_grad_(True)
+    w = (1 + 0.5 * randn((shape[-1],), dtype, device, gen)).requires_grad_(True) if weight else None
+    dy = randn(shape, dtype, device, gen)
+    y = common.rmsnorm(x, w, backend=backend)
+    grads = torch.autograd.grad(y, [t for t in (x, w) if t is not None], dy)
+    x64 = x.detach().double().cpu().requires_grad_(True)
+    w64 = _cpu(w, grad=True)
+    ref = rmsnorm_oracle(x64, w64)
+    refs = torch.autograd.grad(ref, [t for t in (x64, w64) if t is not None], dy.double().cpu())
+    rows = x.numel() // shape[-1]
+    with torch.no_grad():  # dx = r * (g - xhat * mean(g * xhat)): judge against |r * g|
+        r = (x64.detach().square().mean(-1, keepdim=True) + 1e-6).rsqrt()
+        g = dy.double().cpu() * (1.0 if w64 is None else w64.detach())
+        dx_scale = (r * g).norm().item()
+    out = {}
+    for name, got, want in zip(["dx", "dw"], grads, refs):
+        n = shape[-1] if name == "dx" else rows
+        out[name] = assert_close(
+            f"rmsnorm bwd {name} [{backend} {shape} {dtype} strided={strided} seed={seed}]",
+            got,
+            want,
+            2 * tolerance(dtype, n),
+            dx_scale if name == "dx" else 0.0,
+        )
+    return out
+
+
+def _cpu(t: Tensor | None, grad: bool = False) -> Tensor | None:
+    if t is None:
+        return None
+    out = t.detach().double().cpu()
+    return out.requires_grad_(True) if grad else out

@@ -1,0 +1,142 @@
+"""cLN: every backend against the float64 oracle (values, gradients, streaming, causality)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import common
+from common.reference import cln_oracle, cln_reference
+from common.testing import assert_close, rel_error, tolerance
+from tests import harness
+
+DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
+# Odd sizes on purpose: C, T not powers of two, T = 1, B = 1, C = 1, and T long
+# enough to span several time tiles of the GPU kernels.
+SHAPES = [(1, 1, 1), (2, 3, 37), (1, 64, 5), (3, 16, 130), (2, 5, 301)]
+
+
+def _skip_unsupported(backend: str, dtype: torch.dtype, device: torch.device, op: str) -> None:
+    spec = common.get_backend(backend)
+    if not spec.supports(op, dtype, device):
+        pytest.skip(f"{backend} does not declare {op} for {dtype} on {device.type}")
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("affine", [True, False], ids=["affine", "plain"])
+def test_forward(backend, device, shape, dtype, affine):
+    _skip_unsupported(backend, dtype, device, "cln_fwd")
+    harness.check_cln_forward(backend, device, shape, dtype, affine)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("affine", [True, False], ids=["affine", "plain"])
+def test_backward(backend, device, shape, dtype, affine):
+    _skip_unsupported(backend, dtype, device, "cln_bwd")
+    harness.check_cln_backward(backend, device, shape, dtype, affine)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_dc_offset_1000(backend, device, dtype):
+    """fp32 with a DC offset of 1000 std: near 1e-4, where E[x^2]-E[x]^2 gives ~0.2."""
+    _skip_unsupported(backend, dtype, device, "cln_fwd")
+    err = harness.check_cln_forward(backend, device, (2, 32, 200), dtype, True, dc=1000.0)
+    assert err < 2.5e-4
+    harness.check_cln_backward(backend, device, (2, 16, 67), dtype, True, dc=1000.0)
+
+
+def test_naive_formula_fails_dc_offset():
+    """The eager cumsum peer (E[x^2] - E[x]^2) is what the tolerance rejects."""
+    from common.peers import cln_cumsum_eager
+
+    g, _ = harness.new_generator()
+    x = harness.randn((2, 32, 200), torch.float32, torch.device("cpu"), g, 1000.0)
+    err = rel_error(cln_cumsum_eager(x), cln_oracle(x.double()))
+    assert err > 100 * tolerance(torch.float32, 32 * 200, 1000.0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_param_dtype_float32_with_low_precision_input(backend, device, dtype):
+    _skip_unsupported(backend, dtype, device, "cln_fwd")
+    harness.check_cln_forward(backend, device, (2, 6, 40), dtype, True, param_dtype=torch.float32)
+
+
+def test_noncontiguous_input(backend, device):
+    _skip_unsupported(backend, torch.float32, device, "cln_fwd")
+    harness.check_cln_forward(backend, device, (2, 12, 45), torch.float32, True, noncontiguous=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("shape", [(2, 4, 97), (1, 33, 64), (3, 1, 50)], ids=str)
+def test_streaming_random_splits(backend, device, shape, dtype):
+    _skip_unsupported(backend, dtype, device, "cln_fwd")
+    for _ in range(3):
+        harness.check_cln_streaming(backend, device, shape, dtype)
+
+
+def test_streaming_dc_offset(backend, device):
+    _skip_unsupported(backend, torch.float32, device, "cln_fwd")
+    harness.check_cln_streaming(backend, device, (2, 8, 120), torch.float32, dc=1000.0)
+
+
+@pytest.mark.parametrize("history", [1, 29], ids=lambda h: f"hist{h}")
+def test_backward_with_state(backend, device, history):
+    _skip_unsupported(backend, torch.float32, device, "cln_bwd")
+    harness.check_cln_backward(
+        backend, device, (2, 6, 41), torch.float32, True, history_frames=history
+    )
+
+
+@pytest.mark.parametrize("shape", [(2, 8, 150), (1, 64, 300)], ids=str)
+def test_causality(backend, device, shape):
+    _skip_unsupported(backend, torch.float32, device, "cln_fwd")
+    harness.check_cln_causal(backend, device, shape, torch.float32)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize(
+    "shape", [(4, 512, 1000), (2, 128, 20000), (80, 64, 301), (2, 2000, 300)], ids=str
+)
+def test_large_shapes_gpu(backend, device, shape, dtype):
+    """GPU sizes (many tiles, long look-back) against the fast float64 reference."""
+    if device.type != "cuda":
+        pytest.skip("large shapes run on the GPU only")
+    _skip_unsupported(backend, dtype, device, "cln_fwd")
+    g, seed = harness.new_generator()
+    B, C, T = shape
+    x = harness.randn(shape, dtype, device, g, 3.0).requires_grad_(True)
+    gamma = (1 + 0.5 * harness.randn((C,), torch.float32, device, g)).requires_grad_(True)
+    beta = harness.randn((C,), torch.float32, device, g).requires_grad_(True)
+    y = common.cln(x, gamma, beta, backend=backend)
+    ref = cln_reference(x, gamma, beta)
+    tol = tolerance(dtype, C * T, 3.0)
+    assert_close(f"cln fwd large [{backend} {shape} {dtype} seed={seed}]", y, ref, tol)
+    dy = harness.randn(shape, dtype, device, g)
+    grads = torch.autograd.grad(y, [x, gamma, beta], dy)
+    x64 = x.detach().double().requires_grad_(True)
+    g64 = gamma.detach().double().requires_grad_(True)
+    b64 = beta.detach().double().requires_grad_(True)
+    refs = torch.autograd.grad(
+        common.cln(x64, g64, b64, backend="eager"), [x64, g64, b64], dy.double()
+    )
+    for name, got, want in zip(["dx", "dgamma", "dbeta"], grads, refs):
+        assert_close(
+            f"cln bwd large {name} [{backend} {shape} {dtype} seed={seed}]", got, want, 2 * tol
+        )
+
+
+def test_module_streaming_and_state_dict(backend, device):
+    _skip_unsupported(backend, torch.float32, device, "cln_fwd")
+    m = common.CumulativeLayerNorm(6, backend=backend).to(device)
+    assert set(m.state_dict()) == {"weight", "bias"}
+    assert "6, eps=1e-08, affine=True" in repr(m)
+    g, _ = harness.new_generator()
+    x = harness.randn((2, 6, 50), torch.float32, device, g)
+    y_all = m(x)
+    y1, s = m(x[:, :, :20], return_state=True)
+    y2, s = m(x[:, :, 20:], state=s, return_state=True)
+    assert_close("module streaming", torch.cat([y1, y2], -1), y_all, 1e-5)
+    m2 = common.CumulativeLayerNorm(6, affine=False, backend=backend)
+    assert list(m2.parameters()) == []

@@ -1,0 +1,176 @@
+"""Every bad input gets a clear error before any kernel runs."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import common
+from common.registry import BackendSpec, register_backend, unregister_backend
+
+
+def x3(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    return torch.randn(*(shape or (2, 4, 10))).to(dtype)
+
+
+def test_cln_wrong_rank():
+    with pytest.raises(ValueError, match=r"shape \(B, C, T\).*2-d"):
+        common.cln(torch.randn(4, 10), backend="eager")
+    with pytest.raises(ValueError, match="4-d"):
+        common.cln(torch.randn(1, 2, 4, 10), backend="eager")
+
+
+def test_rmsnorm_scalar_and_empty_last_dim():
+    with pytest.raises(ValueError, match="scalar"):
+        common.rmsnorm(torch.tensor(1.0), backend="eager")
+    with pytest.raises(ValueError, match="N >= 1"):
+        common.rmsnorm(torch.randn(3, 0), backend="eager")
+
+
+def test_cln_mismatched_params():
+    with pytest.raises(ValueError, match=r"gamma must have shape \(4,\).*got \(5,\)"):
+        common.cln(x3(), torch.ones(5), backend="eager")
+    with pytest.raises(ValueError, match=r"beta must have shape \(4,\)"):
+        common.cln(x3(), torch.ones(4), torch.zeros(4, 1), backend="eager")
+
+
+def test_rmsnorm_mismatched_weight():
+    with pytest.raises(ValueError, match=r"weight must have shape \(8,\).*got \(7,\)"):
+        common.rmsnorm(torch.randn(3, 8), torch.ones(7), backend="eager")
+
+
+def test_non_float_and_non_tensor_inputs():
+    with pytest.raises(TypeError, match="floating-point"):
+        common.cln(torch.ones(2, 3, 4, dtype=torch.int32), backend="eager")
+    with pytest.raises(TypeError, match="torch.Tensor"):
+        common.rmsnorm([1.0, 2.0], backend="eager")
+
+
+def test_bad_eps():
+    with pytest.raises(ValueError, match="eps must be a positive"):
+        common.cln(x3(), eps=0.0, backend="eager")
+    with pytest.raises(ValueError, match="eps must be a positive"):
+        common.rmsnorm(torch.randn(2, 3), eps=-1.0, backend="eager")
+
+
+def test_bad_state():
+    x = x3(2, 4, 10)
+    bad = common.ClnState.initial(3)
+    with pytest.raises(ValueError, match=r"state.count must have shape \(2,\)"):
+        common.cln(x, backend="eager", state=bad)
+    with pytest.raises(TypeError, match="ClnState"):
+        common.cln(x, backend="eager", state=(1, 2, 3))
+
+
+def test_unknown_backend_lists_known_ones():
+    with pytest.raises(common.UnknownBackendError, match="known backends: .*eager.*triton"):
+        common.cln(x3(), backend="tritonn")
+    with pytest.raises(ValueError, match="unknown backend"):  # also a ValueError
+        common.get_backend("nope")
+
+
+def test_env_var_selects_and_unknown_env_raises(monkeypatch):
+    monkeypatch.setenv("NORM_BACKEND", "eager")
+    assert torch.isfinite(common.cln(x3())).all()
+    monkeypatch.setenv("NORM_BACKEND", "bogus")
+    with pytest.raises(common.UnknownBackendError, match="bogus"):
+        common.cln(x3())
+    # The explicit argument wins over the environment variable.
+    assert torch.isfinite(common.cln(x3(), backend="eager")).all()
+
+
+def _fake(name: str, **kw) -> BackendSpec:
+    base = dict(
+        name=name,
+        description="test double",
+        module="common.eager",
+        ops=frozenset({"cln_fwd", "cln_bwd", "rmsnorm_fwd", "rmsnorm_bwd"}),
+        dtypes=frozenset({torch.float32}),
+        devices=frozenset({"cpu"}),
+    )
+    base.update(kw)
+    return BackendSpec(**base)
+
+
+@pytest.fixture
+def fake_backend(request):
+    spec = _fake(**request.param)
+    register_backend(spec)
+    yield spec.name
+    unregister_backend(spec.name)
+
+
+@pytest.mark.parametrize("fake_backend", [{"name": "f32only"}], indirect=True)
+def test_unsupported_dtype_names_backend_op_dtype_device(fake_backend):
+    with pytest.raises(common.UnsupportedError) as ei:
+        common.cln(x3(dtype=torch.float16), backend=fake_backend)
+    msg = str(ei.value)
+    assert "'f32only'" in msg and "'cln_fwd'" in msg and "float16" in msg and "'cpu'" in msg
+
+
+@pytest.mark.parametrize(
+    "fake_backend",
+    [{"name": "fwdonly", "ops": frozenset({"cln_fwd", "rmsnorm_fwd"})}],
+    indirect=True,
+)
+def test_unsupported_op_raises_before_running(fake_backend):
+    x = x3().requires_grad_(True)
+    with pytest.raises(common.UnsupportedError, match="'cln_bwd'"):
+        common.cln(x, backend=fake_backend)
+    with torch.no_grad():  # forward alone is fine
+        common.cln(x, backend=fake_backend)
+    with pytest.raises(common.UnsupportedError, match="'rmsnorm_bwd'"):
+        common.rmsnorm(torch.randn(2, 3, requires_grad=True), backend=fake_backend)
+
+
+@pytest.mark.parametrize(
+    "fake_backend", [{"name": "gpuonly", "devices": frozenset({"cuda"})}], indirect=True
+)
+def test_unsupported_device(fake_backend):
+    with pytest.raises(common.UnsupportedError, match="device 'cpu'.*it has: cuda"):
+        common.rmsnorm(torch.randn(2, 3), backend=fake_backend)
+
+
+@pytest.mark.parametrize("fake_backend", [{"name": "nostream", "streaming": False}], indirect=True)
+def test_streaming_unsupported(fake_backend):
+    with pytest.raises(common.UnsupportedError, match="streaming"):
+        common.cln(x3(), backend=fake_backend, state=common.ClnState.initial(2))
+
+
+@pytest.mark.parametrize(
+    "fake_backend",
+    [
+        {
+            "name": "notinstalled",
+            "probe": lambda: "the 'foo' package is not installed",
+            "requires": "pip install foo",
+        }
+    ],
+    indirect=True,
+)
+def test_missing_toolchain_says_what_to_install(fake_backend):
+    with pytest.raises(common.BackendUnavailableError, match="'foo' package.*pip install foo"):
+        common.cln(x3(), backend=fake_backend)
+    assert fake_backend not in common.available_backends()
+
+
+def test_explicit_gpu_backend_on_cpu_never_falls_back():
+    """Asking for a GPU backend with CPU tensors raises; it never runs eager instead."""
+    spec = common.get_backend("cuda_ext")
+    with pytest.raises((common.BackendUnavailableError, common.UnsupportedError)):
+        common.cln(x3(), backend=spec.name)
+
+
+def test_param_device_mismatch():
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA device to put a parameter elsewhere")
+    with pytest.raises(ValueError, match="gamma is on cpu but x is on cuda"):
+        common.cln(x3().cuda(), torch.ones(4), backend="eager")
+
+
+def test_zero_channels_and_empty_inputs():
+    with pytest.raises(ValueError, match="C >= 1"):
+        common.cln(torch.randn(2, 0, 5), backend="eager")
+    y, s = common.cln(torch.randn(2, 3, 0), backend="eager", return_state=True)
+    assert y.shape == (2, 3, 0) and int(s.count.sum()) == 0
+    assert common.rmsnorm(torch.randn(0, 5), backend="eager").shape == (0, 5)

@@ -1,0 +1,66 @@
+"""The harness must reject deliberately wrong kernels (gpu-mode's solutions/wrong/)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import torch
+
+from common.registry import BackendSpec, register_backend, unregister_backend
+from tests import harness
+
+CPU = torch.device("cpu")
+ALL_OPS = frozenset({"cln_fwd", "cln_bwd", "rmsnorm_fwd", "rmsnorm_bwd"})
+
+
+@pytest.fixture
+def wrong_backend(request: pytest.FixtureRequest) -> Iterator[str]:
+    module = request.param
+    name = f"wrong_{module}"
+    register_backend(
+        BackendSpec(
+            name=name,
+            description=f"negative control: tests/wrong/{module}.py",
+            module=f"tests.wrong.{module}",
+            ops=ALL_OPS,
+            dtypes=frozenset({torch.float32, torch.float64}),
+            devices=frozenset({"cpu"}),
+        )
+    )
+    yield name
+    unregister_backend(name)
+
+
+@pytest.mark.parametrize("wrong_backend", ["skip_normalization"], indirect=True)
+def test_skipped_normalization_is_rejected(wrong_backend):
+    with pytest.raises(AssertionError, match="relative error"):
+        harness.check_cln_forward(wrong_backend, CPU, (2, 8, 30), torch.float32)
+    with pytest.raises(AssertionError, match="relative error"):
+        harness.check_rmsnorm_forward(wrong_backend, CPU, (4, 32), torch.float32)
+
+
+@pytest.mark.parametrize("wrong_backend", ["naive_variance"], indirect=True)
+def test_naive_variance_passes_zero_mean_but_fails_dc_offset(wrong_backend):
+    # On zero-mean data the textbook formula is fine, so only the DC-offset
+    # case of the harness can catch it: that is why the harness has one.
+    harness.check_cln_forward(wrong_backend, CPU, (2, 8, 30), torch.float32)
+    with pytest.raises(AssertionError, match="relative error"):
+        harness.check_cln_forward(wrong_backend, CPU, (2, 32, 200), torch.float32, dc=1000.0)
+
+
+@pytest.mark.parametrize("wrong_backend", ["unwritten_tail"], indirect=True)
+def test_unwritten_outputs_are_caught_by_poisoning(wrong_backend):
+    with pytest.raises(AssertionError, match="inf"):
+        harness.check_cln_forward(wrong_backend, CPU, (2, 4, 9), torch.float32)
+    with pytest.raises(AssertionError, match="inf"):
+        harness.check_rmsnorm_forward(wrong_backend, CPU, (5, 16), torch.float32)
+
+
+@pytest.mark.parametrize("wrong_backend", ["wrong_backward"], indirect=True)
+def test_wrong_gradients_are_rejected(wrong_backend):
+    harness.check_cln_forward(wrong_backend, CPU, (2, 4, 9), torch.float32)
+    with pytest.raises(AssertionError, match="dx"):
+        harness.check_cln_backward(wrong_backend, CPU, (2, 4, 9), torch.float32)
+    with pytest.raises(AssertionError, match="dx"):
+        harness.check_rmsnorm_backward(wrong_backend, CPU, (4, 32), torch.float32)

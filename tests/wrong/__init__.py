@@ -1,0 +1,6 @@
+"""Negative controls: deliberately wrong kernels that the harness must reject.
+
+Each module implements :mod:`common.kernel_api` with one specific mistake.
+``tests/test_negative_controls.py`` registers them as backends and asserts
+that the shared check functions fail on them.
+"""
