@@ -16,7 +16,7 @@ EMU    := TRITON_INTERPRET=1 NUMBA_ENABLE_CUDASIM=1
 BENCH_ARGS ?=
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: install test test-all test-cpu bench bench-compare lint readme clean
+.PHONY: install test test-all bench bench-pytest bench-compare lint readme clean
 
 install: $(STAMP)
 
@@ -50,8 +50,14 @@ test-all:
 bench: install
 	$(PY) -m bench $(BENCH_ARGS)
 
-bench-compare:
-	$(PY) -m pytest bench --benchmark-compare $(BENCH_ARGS)
+# pytest-benchmark runs (saved under .benchmarks/) and their comparison:
+#   make bench-pytest BENCH_ARGS=--backend=triton ; make bench-compare
+#   make bench-compare RUNS="bench/results/a.json bench/results/b.json"
+bench-pytest: install
+	$(PY) -m pytest bench -q --benchmark-autosave $(BENCH_ARGS)
+
+bench-compare: install
+	$(PY) -m bench.compare $(RUNS)
 
 lint: install
 	$(PY) -m ruff check .

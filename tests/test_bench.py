@@ -1,0 +1,263 @@
+"""The benchmark harness (bench/): it runs on the CPU, and it rejects wrong kernels.
+
+Everything here runs on the CPU (``--device cpu``), also on a GPU machine, and
+takes seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import types
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import torch
+from torch import Tensor
+
+import bench.impls
+from bench import report
+from bench.cli import main as bench_main
+from bench.shapes import PRESETS, resolve_shapes
+from common import eager
+from common.registry import BackendSpec, register_backend, unregister_backend
+
+ROOT = Path(__file__).resolve().parents[1]
+ALL_OPS = frozenset({"cln_fwd", "cln_bwd", "rmsnorm_fwd", "rmsnorm_bwd"})
+DTYPES = frozenset({torch.float32, torch.float16, torch.bfloat16, torch.float64})
+FAST = ["--device", "cpu", "--quiet", "--budget", "0.002", "--seed", "11"]
+
+
+def _register(name: str, module: str) -> None:
+    register_backend(
+        BackendSpec(
+            name=name,
+            description=f"negative control for the benchmark ({module})",
+            module=module,
+            ops=ALL_OPS,
+            dtypes=DTYPES,
+            devices=frozenset({"cpu", "cuda"}),
+        )
+    )
+
+
+@pytest.fixture
+def skipnorm_backend() -> Iterator[str]:
+    """tests/wrong/bench_skipnorm.py: y = x, dx = dy (no normalization)."""
+    name = "bench_skipnorm"
+    _register(name, "tests.wrong.bench_skipnorm")
+    yield name
+    unregister_backend(name)
+
+
+@pytest.fixture
+def wrong_bwd_backend() -> Iterator[str]:
+    """The eager backend's forward with a backward that forgets the mean terms."""
+    modname = "tests_bench_wrong_backward"
+    mod = types.ModuleType(modname)
+    mod.cln_forward = eager.cln_forward  # type: ignore[attr-defined]
+    mod.rmsnorm_forward = eager.rmsnorm_forward  # type: ignore[attr-defined]
+
+    def cln_backward(
+        dy: Tensor,
+        x: Tensor,
+        gamma: Tensor | None,
+        mean: Tensor,
+        rstd: Tensor,
+        count: Tensor | None,
+        dx: Tensor,
+        dgamma: Tensor | None,
+        dbeta: Tensor | None,
+    ) -> None:
+        g = dy.float() * (gamma.float()[:, None] if gamma is not None else 1.0)
+        dx.copy_(g * rstd[:, None, :])  # wrong: drops the two suffix-sum terms
+        if dgamma is not None:
+            dgamma.copy_((dy.float() * (x.float() - mean[:, None]) * rstd[:, None]).sum((0, 2)))
+        if dbeta is not None:
+            dbeta.copy_(dy.float().sum((0, 2)))
+
+    def rmsnorm_backward(
+        dy: Tensor,
+        x: Tensor,
+        weight: Tensor | None,
+        rstd: Tensor,
+        dx: Tensor,
+        dw: Tensor | None,
+    ) -> None:
+        g = dy.float() * (weight.float() if weight is not None else 1.0)
+        dx.copy_(g * rstd[:, None])  # wrong: drops the projection term
+        if dw is not None:
+            dw.copy_((dy.float() * x.float() * rstd[:, None]).sum(0))
+
+    mod.cln_backward = cln_backward  # type: ignore[attr-defined]
+    mod.rmsnorm_backward = rmsnorm_backward  # type: ignore[attr-defined]
+    sys.modules[modname] = mod
+    name = "bench_wrong_bwd"
+    _register(name, modname)
+    yield name
+    unregister_backend(name)
+    sys.modules.pop(modname, None)
+
+
+def _result(out: Path) -> dict:
+    files = list(out.glob("cpu-*.json"))
+    assert len(files) == 1, files
+    return json.loads(files[0].read_text())
+
+
+# --------------------------------------------------------------------------- shapes
+def test_targets_preset_is_exactly_the_issue_targets() -> None:
+    assert PRESETS["targets"] == {
+        "cln": [(16, 512, 4000), (4, 256, 16000), (2, 128, 64000)],
+        "rmsnorm": [(32768, 4096), (16384, 8192), (2048, 4096)],
+    }
+    assert (80, 64, 301) in PRESETS["cln"]["cln"]
+    assert any(n == 128 and m >= 100_000 for m, n in PRESETS["llm"]["rmsnorm"])
+    for op in ("cln", "rmsnorm"):
+        assert set(PRESETS["targets"][op]) <= set(PRESETS["all"][op])
+
+
+def test_explicit_shapes_and_prefixes() -> None:
+    got = resolve_shapes("cln:1x64x300,32768x4096,small", ["cln", "rmsnorm"])
+    assert got["cln"][0] == (1, 64, 300) and (32768, 4096) not in got["cln"]
+    assert got["rmsnorm"][0] == (32768, 4096)
+    assert (80, 64, 301) in got["cln"]
+    with pytest.raises(ValueError, match="preset"):
+        resolve_shapes("huge", ["cln"])
+    with pytest.raises(ValueError, match="does not fit"):
+        resolve_shapes("cln:64x64", ["cln"])
+
+
+# --------------------------------------------------------------------------- negative controls
+def test_wrong_backend_is_failed_and_never_timed(skipnorm_backend: str, tmp_path: Path) -> None:
+    rc = bench_main(
+        [
+            *FAST,
+            "--backend",
+            f"eager,{skipnorm_backend}",
+            "--peers",
+            "eager",
+            "--shapes",
+            "cln:2x16x50,16x64",
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    assert rc == 1  # a project backend failed its correctness check
+    cases = _result(tmp_path)["cases"]
+    wrong = [c for c in cases if c["impl"] == skipnorm_backend]
+    assert len(wrong) == 6  # 2 ops x 3 modes
+    for c in wrong:
+        assert c["status"] == "FAILED", c
+        assert c["median_us"] is None and c["gbps"] is None and c["samples"] == 0, c
+        assert "correctness" in c["message"] and c["max_rel_error"] > c["tolerances"]["y"]
+    good = [c for c in cases if c["impl"] != skipnorm_backend]
+    assert good and all(c["status"] == "ok" and c["median_us"] > 0 for c in good)
+
+
+def test_wrong_backward_fails_only_backward_modes(wrong_bwd_backend: str, tmp_path: Path) -> None:
+    rc = bench_main(
+        [
+            *FAST,
+            "--backend",
+            wrong_bwd_backend,
+            "--peers",
+            "none",
+            "--shapes",
+            "cln:2x16x50,16x64",
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    assert rc == 1
+    by_mode = {(c["op"], c["mode"]): c for c in _result(tmp_path)["cases"]}
+    for op in ("cln", "rmsnorm"):
+        assert by_mode[(op, "fwd")]["status"] == "ok" and by_mode[(op, "fwd")]["median_us"] > 0
+        for mode in ("bwd", "fwd_bwd"):
+            c = by_mode[(op, mode)]
+            assert c["status"] == "FAILED" and c["median_us"] is None, c
+            assert c["errors"]["dx"] > c["tolerances"]["dx"]
+
+
+def test_inexact_peer_is_timed_and_flagged(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    def sloppy(op: str) -> Callable[[Tensor, tuple[Tensor, ...]], Tensor]:
+        return lambda x, p: x * 1.0  # "forgets" to normalize
+
+    monkeypatch.setattr(bench.impls, "_eager_peer", sloppy)
+    rc = bench_main(
+        [
+            *FAST,
+            "--backend",
+            "eager",
+            "--peers",
+            "eager",
+            "--mode",
+            "fwd",
+            "--shapes",
+            "cln:2x16x50",
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    assert rc == 0  # peers never fail the run
+    peer = [c for c in _result(tmp_path)["cases"] if c["impl"] == "torch-eager"]
+    assert len(peer) == 1 and peer[0]["status"] == "inexact" and peer[0]["median_us"] > 0
+
+
+# --------------------------------------------------------------------------- end to end
+def test_cli_runs_on_cpu_end_to_end(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench",
+            "--device",
+            "cpu",
+            "--shapes",
+            "small",
+            "--budget",
+            "0.01",
+            "--out",
+            str(out),
+            "--plot",
+            "--csv",
+            str(tmp_path / "cases.csv"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    elapsed = time.perf_counter() - t0
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert elapsed < 120, f"CPU run took {elapsed:.0f} s"
+    assert "GPU figures need a GPU" in proc.stderr + proc.stdout
+    data = _result(out)
+    assert data["copy_bandwidth_gbps"] > 0 and data["environment"]["gpu"] is None
+    assert data["command"].endswith("--csv " + str(tmp_path / "cases.csv"))
+    cases = data["cases"]
+    ops = {c["op"] for c in cases}
+    assert ops == {"cln", "rmsnorm"}
+    assert {c["mode"] for c in cases} == {"fwd", "bwd", "fwd_bwd"}
+    assert {"eager", "torch-eager", "F.rms_norm"} <= {c["impl"] for c in cases}
+    for c in cases:
+        assert c["status"] == "ok", c
+        assert c["median_us"] > 0 and c["gbps"] > 0 and c["frac_copy_bw"] > 0
+        assert c["max_rel_error"] <= max(c["tolerances"].values())
+        assert c["regime"] == "cpu"
+    assert any(c["speedup_vs_eager"] for c in cases if c["impl"] == "eager")
+    md = next(out.glob("cpu-*.md")).read_text()
+    assert "Copy bandwidth" in md and "| shape |" in md
+    assert len(list(out.glob("cpu-*-*.png"))) == 2  # one per (op, dtype)
+    assert (tmp_path / "cases.csv").read_text().startswith("op,shape,dtype,mode,impl")
+
+
+def test_cpu_results_never_take_a_gpu_file_name() -> None:
+    env = report.environment(torch.device("cpu"))
+    assert report.result_stem(env).startswith("cpu-")
+    assert report.result_stem(env, "x").startswith("cpu-")
