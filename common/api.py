@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
@@ -38,13 +37,11 @@ def _out(shape: tuple[int, ...], dtype: torch.dtype, device: torch.device) -> Te
     return torch.empty(shape, dtype=dtype, device=device)
 
 
-@contextlib.contextmanager
-def _on_device(device: torch.device) -> Iterator[None]:
-    if device.type == "cuda":
-        with torch.cuda.device(device):
-            yield
-    else:
-        yield
+def _on_device(device: torch.device) -> contextlib.AbstractContextManager[object]:
+    """Make the input's GPU current (a no-op, and no guard object, when it already is)."""
+    if device.type == "cuda" and device.index != torch.cuda.current_device():
+        return torch.cuda.device(device)
+    return contextlib.nullcontext()
 
 
 # --------------------------------------------------------------------------- state

@@ -108,15 +108,21 @@ class BackendSpec:
 
     def kernels(self) -> ModuleType:
         """Import (once) and return the module holding the raw kernels."""
+        mod = _kernel_modules.get(self.name)
+        if mod is not None and self.name not in _extra:
+            return mod
         reason = self.unavailable_reason()
         if reason is not None:
             raise BackendUnavailableError(
                 f"backend {self.name!r} is not available: {reason}"
                 + (f" (needs: {self.requires})" if self.requires else "")
             )
-        return importlib.import_module(self.module)
+        mod = importlib.import_module(self.module)
+        _kernel_modules[self.name] = mod
+        return mod
 
 
+_kernel_modules: dict[str, ModuleType] = {}
 _probe_lock = threading.Lock()
 _probe_results: dict[str, str | None] = {}
 
@@ -149,11 +155,14 @@ def register_backend(spec: BackendSpec) -> None:
     if spec.name in _load_registry():
         raise ValueError(f"backend {spec.name!r} is already registered")
     _extra[spec.name] = spec
+    _selected.clear()
 
 
 def unregister_backend(name: str) -> None:
     """Remove a backend added by :func:`register_backend`."""
     _extra.pop(name, None)
+    _kernel_modules.pop(name, None)
+    _selected.clear()
 
 
 def backend_names() -> list[str]:
@@ -183,18 +192,38 @@ def available_backends(device: torch.device | str | None = None) -> list[str]:
     return out
 
 
+_selected: dict[tuple[object, ...], BackendSpec] = {}
+
+
 def select_backend(
     backend: str | None, op: str, dtype: torch.dtype, device: torch.device
 ) -> BackendSpec:
     """Pick the backend for one call and check the call against its declaration.
 
     Raises before any kernel runs, naming the backend, the op, the dtype and the
-    device when the pair does not fit.
+    device when the pair does not fit.  Successful choices are memoized per
+    (request, op, dtype, device type): this sits on every call's host path.
     """
     name = backend if backend is not None else os.environ.get(ENV_VAR) or None
+    key = (name, op, dtype, device.type, _emulators_on())
+    hit = _selected.get(key)
+    if hit is not None:
+        return hit
+    spec = _select(name, backend is not None, op, dtype, device)
+    _selected[key] = spec
+    return spec
+
+
+def _emulators_on() -> tuple[str | None, ...]:
+    return (os.environ.get("TRITON_INTERPRET"), os.environ.get("NUMBA_ENABLE_CUDASIM"))
+
+
+def _select(
+    name: str | None, explicit: bool, op: str, dtype: torch.dtype, device: torch.device
+) -> BackendSpec:
     if name is not None:
         spec = get_backend(name)
-        source = "backend=" if backend is not None else f"${ENV_VAR}"
+        source = "backend=" if explicit else f"${ENV_VAR}"
         reason = spec.unavailable_reason()
         if reason is not None:
             raise BackendUnavailableError(
