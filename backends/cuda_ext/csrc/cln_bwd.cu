@@ -1,0 +1,78 @@
+// cLN backward launcher (configurations: cln_common.h).
+#include "cln_common.h"
+
+namespace normk {
+namespace {
+using namespace cln_detail;
+
+template <typename T, typename P, typename Cf>
+void bwd_impl(const ClnBwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) {
+  using A = acc_t<T>;
+  using G = ClnGeom<T, Cf::TPR, Cf::R>;
+  static_assert(Cf::kCap == G::CR, "table capacity must match the kernel geometry");
+  check_sizes("cln_backward", c.B, c.C, c.L, G::BT);
+  const long long ntiles = cdiv(c.L, G::BT);
+  const long long ntot = c.B * ntiles;
+  const bool partials = c.dgamma != nullptr || c.dbeta != nullptr;
+  const Layout l = layout(sizeof(A), ntot, c.C, partials);
+  if (ws_bytes < l.total) throw std::runtime_error("cuda_ext: cln_backward: workspace too small");
+  char* w = static_cast<char*>(ws);
+  check_cuda(cudaMemsetAsync(w, 0, l.zero_bytes, st), "cln_backward workspace memset");
+  ClnBwdArgs<T, P> a{};
+  a.dy = static_cast<const T*>(c.dy);
+  a.x = static_cast<const T*>(c.x);
+  a.gamma = static_cast<const P*>(c.gamma);
+  a.mean = static_cast<const A*>(c.mean);
+  a.rstd = static_cast<const A*>(c.rstd);
+  a.count = reinterpret_cast<const long long*>(c.count);
+  a.dx = static_cast<T*>(c.dx);
+  a.partial = partials ? reinterpret_cast<A*>(w + l.partial) : nullptr;
+  a.B = static_cast<int>(c.B);
+  a.C = static_cast<int>(c.C);
+  a.L = static_cast<int>(c.L);
+  a.ntiles = static_cast<int>(ntiles);
+  a.nchunks = static_cast<int>(cdiv(c.C, G::CR));
+  a.vec = c.L % G::V == 0 && aligned16(c.x) && aligned16(c.dy) && aligned16(c.dx);
+  a.ticket = reinterpret_cast<int*>(w);
+  a.flags = reinterpret_cast<int*>(w + l.flags);
+  a.slots = reinterpret_cast<A*>(w + l.slots);
+  auto* kernel = &cln_bwd_kernel<T, P, Cf::TPR, Cf::R, Cf::KEEP, Cf::MB>;
+  NORMK_LAUNCH(kernel, static_cast<unsigned>(ntot), G::NTT, 0, st)(a);
+  check_launch("cln_backward kernel launch");
+  if (partials) {
+    // dgamma = sum over tiles of partial[:, 0, :], dbeta of partial[:, 1, :].
+    A* sink = reinterpret_cast<A*>(w + l.sink);
+    A* dg = c.dgamma ? static_cast<A*>(c.dgamma) : sink;
+    A* db = c.dbeta ? static_cast<A*>(c.dbeta) : sink + c.C;
+    colsum<A>(a.partial, ntot, static_cast<int>(2 * c.C), dg, db, static_cast<int>(c.C),
+              reinterpret_cast<A*>(w + l.scratch), st);
+  }
+}
+
+}  // namespace
+
+size_t cln_bwd_workspace_bytes(const ClnBwdCall& c) {
+  size_t bytes = 0;
+  const bool partials = c.dgamma != nullptr || c.dbeta != nullptr;
+  dispatch_types(c.dtype, c.param_dtype, "cln_backward", [&](auto tp) {
+    using T = typename decltype(tp)::T;
+    with_first_fit(typename BwdCfgs<T>::type{}, c.C, [&](auto cf) {
+      using Cf = decltype(cf);
+      using G = ClnGeom<T, Cf::TPR, Cf::R>;
+      bytes = layout(sizeof(acc_t<T>), c.B * cdiv(c.L, G::BT), c.C, partials).total;
+    });
+  });
+  return bytes;
+}
+
+void cln_bwd(const ClnBwdCall& c, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
+  dispatch_types(c.dtype, c.param_dtype, "cln_backward", [&](auto tp) {
+    using T = typename decltype(tp)::T;
+    using P = typename decltype(tp)::P;
+    with_first_fit(typename BwdCfgs<T>::type{}, c.C, [&](auto cf) {
+      bwd_impl<T, P, decltype(cf)>(c, workspace, workspace_bytes, stream);
+    });
+  });
+}
+
+}  // namespace normk

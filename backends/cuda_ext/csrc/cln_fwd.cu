@@ -1,0 +1,71 @@
+// cLN forward launcher (configurations: cln_common.h).
+#include "cln_common.h"
+
+namespace normk {
+namespace {
+using namespace cln_detail;
+
+template <typename T, typename P, typename Cf>
+void fwd_impl(const ClnFwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) {
+  using A = acc_t<T>;
+  using G = ClnGeom<T, Cf::TPR, Cf::R>;
+  static_assert(Cf::kCap == G::CR, "table capacity must match the kernel geometry");
+  check_sizes("cln_forward", c.B, c.C, c.L, G::BT);
+  const long long ntiles = cdiv(c.L, G::BT);
+  const long long ntot = c.B * ntiles;
+  const Layout l = layout(sizeof(A), ntot, c.C, false);
+  if (ws_bytes < l.total) throw std::runtime_error("cuda_ext: cln_forward: workspace too small");
+  char* w = static_cast<char*>(ws);
+  check_cuda(cudaMemsetAsync(w, 0, l.zero_bytes, st), "cln_forward workspace memset");
+  ClnFwdArgs<T, P> a{};
+  a.x = static_cast<const T*>(c.x);
+  a.gamma = static_cast<const P*>(c.gamma);
+  a.beta = static_cast<const P*>(c.beta);
+  a.y = static_cast<T*>(c.y);
+  a.mean = static_cast<A*>(c.mean);
+  a.rstd = static_cast<A*>(c.rstd);
+  a.m2_last = static_cast<A*>(c.m2_last);
+  a.count0 = reinterpret_cast<const long long*>(c.count0);
+  a.mean0 = static_cast<const A*>(c.mean0);
+  a.m20 = static_cast<const A*>(c.m20);
+  a.B = static_cast<int>(c.B);
+  a.C = static_cast<int>(c.C);
+  a.L = static_cast<int>(c.L);
+  a.ntiles = static_cast<int>(ntiles);
+  a.nchunks = static_cast<int>(cdiv(c.C, G::CR));
+  a.vec = c.L % G::V == 0 && aligned16(c.x) && aligned16(c.y);
+  a.eps = static_cast<A>(c.eps);
+  a.ticket = reinterpret_cast<int*>(w);
+  a.flags = reinterpret_cast<int*>(w + l.flags);
+  a.slots = reinterpret_cast<A*>(w + l.slots);
+  auto* kernel = &cln_fwd_kernel<T, P, Cf::TPR, Cf::R, Cf::MB>;
+  NORMK_LAUNCH(kernel, static_cast<unsigned>(ntot), G::NTT, 0, st)(a);
+  check_launch("cln_forward kernel launch");
+}
+
+}  // namespace
+
+size_t cln_fwd_workspace_bytes(const ClnFwdCall& c) {
+  size_t bytes = 0;
+  dispatch_types(c.dtype, c.param_dtype, "cln_forward", [&](auto tp) {
+    using T = typename decltype(tp)::T;
+    with_first_fit(typename FwdCfgs<T>::type{}, c.C, [&](auto cf) {
+      using Cf = decltype(cf);
+      using G = ClnGeom<T, Cf::TPR, Cf::R>;
+      bytes = layout(sizeof(acc_t<T>), c.B * cdiv(c.L, G::BT), c.C, false).total;
+    });
+  });
+  return bytes;
+}
+
+void cln_fwd(const ClnFwdCall& c, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
+  dispatch_types(c.dtype, c.param_dtype, "cln_forward", [&](auto tp) {
+    using T = typename decltype(tp)::T;
+    using P = typename decltype(tp)::P;
+    with_first_fit(typename FwdCfgs<T>::type{}, c.C, [&](auto cf) {
+      fwd_impl<T, P, decltype(cf)>(c, workspace, workspace_bytes, stream);
+    });
+  });
+}
+
+}  // namespace normk

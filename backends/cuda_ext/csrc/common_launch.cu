@@ -1,0 +1,80 @@
+// Launch helpers shared by all ops: dtype names, the SM count, and the
+// deterministic column-sum reduction of per-tile / per-block partials.
+#include <algorithm>
+#include <atomic>
+
+#include "launch_util.h"
+#include "reduce_kernels.cuh"
+
+namespace normk {
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::kF32: return "float32";
+    case DType::kF16: return "float16";
+    case DType::kBF16: return "bfloat16";
+    case DType::kF64: return "float64";
+  }
+  return "unknown";
+}
+
+int sm_count() {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int> cache[kMaxDevices];  // 0 = not yet queried
+  int dev = 0;
+  check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
+  if (dev >= 0 && dev < kMaxDevices) {
+    const int v = cache[dev].load(std::memory_order_relaxed);
+    if (v > 0) return v;
+  }
+  int n = 0;
+  check_cuda(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev),
+             "cudaDeviceGetAttribute(MultiProcessorCount)");
+  if (dev >= 0 && dev < kMaxDevices) cache[dev].store(n, std::memory_order_relaxed);
+  return n;
+}
+
+namespace {
+// Split the K rows into S segments of `seg` rows so that the first launch
+// has about 512 blocks (enough to cover an H200's 132 SMs a few times)
+// while every block still sums >= 64 rows.  Depends only on (K, W): the
+// summation order, and so the result, is reproducible on any GPU.
+void colsum_split(long long K, int W, long long& S, long long& seg) {
+  const long long bx = cdiv(W, 32);
+  S = std::max(1LL, std::min(cdiv(K, 64), cdiv(512, bx)));
+  seg = cdiv(K, S);
+  S = cdiv(K, seg);
+}
+}  // namespace
+
+size_t colsum_scratch_elems(long long K, int W) {
+  long long S, seg;
+  colsum_split(K, W, S, seg);
+  return S > 1 ? static_cast<size_t>(S) * W : 0;
+}
+
+template <typename A>
+void colsum(const A* in, long long K, int W, A* out0, A* out1, int split, A* mid,
+            cudaStream_t stream) {
+  long long S, seg;
+  colsum_split(K, W, S, seg);
+  const unsigned bx = static_cast<unsigned>(cdiv(W, 32));
+  auto* kernel = &colsum_kernel<A>;
+  if (S > 1) {
+    ColsumArgs<A> a{in, K, W, seg, mid, mid + W, W, W};
+    NORMK_LAUNCH(kernel, dim3(bx, static_cast<unsigned>(S)), 256, 0, stream)(a);
+    check_launch("column-sum (stage 1) kernel launch");
+    in = mid;
+    K = S;
+  }
+  ColsumArgs<A> b{in, K, W, K, out0, out1, split, 0};
+  NORMK_LAUNCH(kernel, dim3(bx, 1), 256, 0, stream)(b);
+  check_launch("column-sum kernel launch");
+}
+
+template void colsum<float>(const float*, long long, int, float*, float*, int, float*,
+                            cudaStream_t);
+template void colsum<double>(const double*, long long, int, double*, double*, int, double*,
+                             cudaStream_t);
+
+}  // namespace normk

@@ -1,0 +1,110 @@
+// Host helpers shared by the launchers (no torch).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "launchers.h"
+
+namespace normk {
+
+[[noreturn]] inline void throw_cuda(const char* what, cudaError_t e) {
+  throw std::runtime_error(std::string("cuda_ext: ") + what + " failed: " + cudaGetErrorName(e) +
+                           " (" + cudaGetErrorString(e) + ")");
+}
+inline void check_cuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw_cuda(what, e);
+}
+// After a kernel launch: configuration errors surface here, synchronously.
+inline void check_launch(const char* what) { check_cuda(cudaGetLastError(), what); }
+
+// kernel<<<grid, block, smem, stream>>>(args); `kernel` names a __global__
+// function (pointer).  Under NORMK_HOST_EMULATION (tests) the CPU emulator
+// of backends/cuda_ext/emu runs it instead.
+#ifdef NORMK_HOST_EMULATION
+#define NORMK_LAUNCH(kernel, grid, block, smem, stream) \
+  ::normk_emu::Launch((kernel), (grid), (block), (smem), (stream))
+#else
+#define NORMK_LAUNCH(kernel, grid, block, smem, stream) kernel<<<grid, block, smem, stream>>>
+#endif
+
+inline size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+inline long long cdiv(long long a, long long b) { return (a + b - 1) / b; }
+inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+// Streaming multiprocessors of the current device (cached per device).
+int sm_count();
+
+// A compile-time list of launch configurations, each with a capacity
+// `kCap` (channels or packs it holds in registers).  with_first_fit calls
+// f(Cfg{}) for the first one whose capacity covers `need`, else the last
+// (which then loops over chunks).
+template <typename... Cs>
+struct CfgList {};
+template <typename F, typename... Cs>
+void with_first_fit(CfgList<Cs...>, long long need, F&& f) {
+  constexpr int n = sizeof...(Cs);
+  constexpr long long caps[] = {Cs::kCap...};
+  int pick = n - 1;
+  for (int i = n - 1; i >= 0; --i)
+    if (need <= caps[i]) pick = i;
+  int i = 0;
+  ((i++ == pick ? f(Cs{}) : void()), ...);
+}
+
+// Type tags for dispatch: f(TypePair<T, P>{}) with T the element type and
+// P the parameter type (T or its accumulation type).
+template <typename T_, typename P_>
+struct TypePair {
+  using T = T_;
+  using P = P_;
+};
+
+// Deterministic column sums of a (K, W) acc matrix: columns [0, split) go
+// to out0, [split, W) to out1 (see reduce_kernels.cuh).  `mid` is scratch of
+// colsum_scratch_elems(K, W) elements.
+size_t colsum_scratch_elems(long long K, int W);
+template <typename A>
+void colsum(const A* in, long long K, int W, A* out0, A* out1, int split, A* mid,
+            cudaStream_t stream);
+
+}  // namespace normk
+
+// Dispatch on (dtype, param dtype): f(TypePair<T, P>{}).  P must be T or
+// T's accumulation type; anything else throws naming the op.
+namespace normk {
+
+template <typename F>
+void dispatch_types(DType dt, DType pt, const char* op, F&& f) {
+  const auto bad = [&]() {
+    throw std::runtime_error(std::string("cuda_ext: ") + op + ": parameters of dtype " +
+                             dtype_name(pt) + " with input of dtype " + dtype_name(dt) +
+                             " (parameters must have the input's dtype or its accumulation "
+                             "dtype)");
+  };
+  switch (dt) {
+    case DType::kF32:
+      if (pt == DType::kF32) return f(TypePair<float, float>{});
+      break;
+    case DType::kF64:
+      if (pt == DType::kF64) return f(TypePair<double, double>{});
+      break;
+    case DType::kF16:
+      if (pt == DType::kF16) return f(TypePair<__half, __half>{});
+      if (pt == DType::kF32) return f(TypePair<__half, float>{});
+      break;
+    case DType::kBF16:
+      if (pt == DType::kBF16) return f(TypePair<__nv_bfloat16, __nv_bfloat16>{});
+      if (pt == DType::kF32) return f(TypePair<__nv_bfloat16, float>{});
+      break;
+  }
+  bad();
+}
+
+}  // namespace normk

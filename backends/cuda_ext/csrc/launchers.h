@@ -1,0 +1,90 @@
+// Host-side entry points of the CUDA kernels: dtype dispatch, launch
+// configuration, workspace layout, error checks.  Plain pointers and sizes
+// only (no torch), so binding.cpp is the only file that sees torch and the
+// .cu files compile standalone (tests/test_cuda_ext_build.py).
+//
+// Every function launches on `stream` and throws std::runtime_error with a
+// message naming the op on a launch error.  Workspaces are allocated by the
+// caller (the torch caching allocator) with the size the *_workspace_bytes
+// function returns for the same arguments; the launchers zero what needs it
+// with cudaMemsetAsync on the same stream.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace normk {
+
+enum class DType : int { kF32 = 0, kF16 = 1, kBF16 = 2, kF64 = 3 };
+
+const char* dtype_name(DType t);
+
+// ---- cLN ------------------------------------------------------------------
+struct ClnFwdCall {
+  DType dtype;        // of x and y
+  DType param_dtype;  // of gamma and beta (dtype or its accumulation type)
+  const void* x;
+  const void* gamma;  // nullable
+  const void* beta;   // nullable
+  double eps;
+  const int64_t* count0;  // nullable (no state)
+  const void* mean0;      // acc, nullable
+  const void* m20;        // acc, nullable
+  void* y;
+  void* mean;
+  void* rstd;
+  void* m2_last;
+  int64_t B, C, L;
+};
+size_t cln_fwd_workspace_bytes(const ClnFwdCall& c);
+void cln_fwd(const ClnFwdCall& c, void* workspace, size_t workspace_bytes, cudaStream_t stream);
+
+struct ClnBwdCall {
+  DType dtype;
+  DType param_dtype;
+  const void* dy;
+  const void* x;
+  const void* gamma;  // nullable
+  const void* mean;
+  const void* rstd;
+  const int64_t* count;  // nullable
+  void* dx;
+  void* dgamma;  // acc, nullable
+  void* dbeta;   // acc, nullable
+  int64_t B, C, L;
+};
+size_t cln_bwd_workspace_bytes(const ClnBwdCall& c);
+void cln_bwd(const ClnBwdCall& c, void* workspace, size_t workspace_bytes, cudaStream_t stream);
+
+// ---- RMSNorm --------------------------------------------------------------
+struct RmsFwdCall {
+  DType dtype;
+  DType param_dtype;
+  const void* x;
+  int64_t ldx;     // row stride of x, elements
+  const void* w;   // nullable
+  double eps;
+  void* y;
+  void* rstd;
+  int64_t M, N;
+};
+void rms_fwd(const RmsFwdCall& c, cudaStream_t stream);
+
+struct RmsBwdCall {
+  DType dtype;
+  DType param_dtype;
+  const void* dy;
+  const void* x;
+  int64_t ldx;
+  const void* w;  // nullable
+  const void* rstd;
+  void* dx;
+  void* dw;  // acc, nullable
+  int64_t M, N;
+};
+size_t rms_bwd_workspace_bytes(const RmsBwdCall& c);
+void rms_bwd(const RmsBwdCall& c, void* workspace, size_t workspace_bytes, cudaStream_t stream);
+
+}  // namespace normk

@@ -1,0 +1,61 @@
+// RMSNorm launch configuration tables (shared by rms_fwd.cu and
+// rms_bwd.cu).
+//
+// Cfg<NT, TPRW, VPT, MB>: NT threads per block, TPRW threads per row (32:
+// a warp per row; NT: the block per row), VPT 16-byte packs per thread held
+// in registers, MB blocks per SM for __launch_bounds__ (cap 65536 / (NT*MB)
+// registers: 64 in the forward, where a thread holds VPT * 4 registers of
+// x; 64-128 in the backward, which also holds dy).  A row of NV packs takes
+// the first entry with TPRW * VPT >= NV; longer rows loop over chunks with
+// the last entry (second pass re-reads from L2).
+//
+//   fwd  NV <= 32 warp/row 1 pack; <= 128 warp/row 4 packs; then a block per
+//        row with 4 packs per thread: 128, 256, 512, 1024 threads (NV <= 4096,
+//        fp32 N <= 16384), then 1024 threads x 8 packs (N <= 32768 fp32) and
+//        chunks of that beyond.  E.g. fp32 N = 4096: 256 threads x 4 x 16 B,
+//        8 blocks (2048 threads) per SM, 64 KB of loads in flight per SM.
+//   bwd  the same ladder with 4 packs of x and 4 of dy at most per thread.
+#pragma once
+
+#include <string>
+
+#include "launch_util.h"
+#include "rmsnorm_kernels.cuh"
+
+namespace normk {
+namespace rms_detail {
+
+
+template <int NT_, int TPRW_, int VPT_, int MB_>
+struct Cfg {
+  static constexpr int NT = NT_, TPRW = TPRW_, VPT = VPT_, MB = MB_;
+  static constexpr int RPB = NT / TPRW;
+  static constexpr int CW = TPRW * VPT;
+  static constexpr long long kCap = CW;
+};
+
+using FwdCfgs = CfgList<Cfg<256, 32, 1, 4>, Cfg<256, 32, 4, 4>, Cfg<128, 128, 4, 8>,
+                        Cfg<256, 256, 4, 4>, Cfg<512, 512, 4, 2>, Cfg<1024, 1024, 4, 1>,
+                        Cfg<1024, 1024, 8, 1>>;
+template <typename T>
+struct BwdCfgs {
+  using type = CfgList<Cfg<256, 32, 1, 4>, Cfg<256, 32, 4, 2>, Cfg<128, 128, 4, 4>,
+                       Cfg<256, 256, 4, 2>, Cfg<512, 512, 4, 2>, Cfg<1024, 1024, 4, 1>>;
+};
+// fp64 needs ~80 registers at 4 + 4 packs: one block of 512 per SM, and
+// chunks of 2048 packs beyond (the 1024-thread entry would spill).
+template <>
+struct BwdCfgs<double> {
+  using type = CfgList<Cfg<256, 32, 1, 4>, Cfg<256, 32, 4, 2>, Cfg<128, 128, 4, 4>,
+                       Cfg<256, 256, 4, 2>, Cfg<512, 512, 4, 1>>;
+};
+
+inline void check_sizes(const char* op, long long M, long long N, long long ldx) {
+  if (M < 1 || N < 1 || M > (1LL << 31) - 1 || N > (1LL << 30) || ldx < N)
+    throw std::runtime_error(std::string("cuda_ext: ") + op +
+                             ": sizes out of range (need 1 <= M < 2^31, 1 <= N <= 2^30, "
+                             "row stride >= N)");
+}
+
+}  // namespace rms_detail
+}  // namespace normk

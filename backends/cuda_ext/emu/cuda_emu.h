@@ -1,0 +1,316 @@
+// A CPU emulator of the CUDA features the cuda_ext kernels use, so that CI
+// (no GPU) runs the real kernel and launcher code: every .cu file compiles
+// as C++ with -DNORMK_HOST_EMULATION -include this header, and
+// emu_selftest.cpp compares the results with a float64 reference.
+//
+// Model: a launch runs its blocks one after another, in blockIdx order; the
+// threads of a block are fibers on one OS thread, switched at every barrier
+// (__syncthreads, named barriers, and the two barriers of each warp shuffle
+// or ballot), so divergent warp-specialized code synchronizes as on a GPU,
+// and a barrier nobody can complete is reported as a deadlock.  Shared
+// memory is a function-local static (one block at a time).  Running blocks in order
+// means every look-back predecessor has finished; to exercise the
+// aggregate-only path of the decoupled look-back anyway, a flag read
+// randomly reports "aggregate" for a tile that published both (what a
+// real GPU shows a reader that looks before the inclusive store lands).
+//
+// Not a performance model, and not a memory-model checker: it tests the
+// indexing, the masking, the scans and the look-back arithmetic.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <ucontext.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#undef __shared__
+#define __shared__ static
+#undef __global__
+#define __global__
+#undef __launch_bounds__
+#define __launch_bounds__(...)
+
+// ---- thread identity (set by the scheduler before it resumes a thread) ------
+inline uint3 threadIdx;
+inline uint3 blockIdx;
+inline dim3 blockDim;
+inline dim3 gridDim;
+
+namespace normk_emu {
+
+// The CUDA threads of a block are fibers (ucontext) on the calling OS
+// thread, resumed round-robin; a barrier parks a fiber until its count has
+// arrived.  If every unfinished fiber is parked, the kernel has a barrier
+// bug: report it and abort instead of hanging.
+struct Fiber {
+  ucontext_t ctx;
+  std::vector<char> stack;
+  uint3 tid;
+  bool done = false;
+  bool parked = false;
+};
+
+struct Sched {
+  ucontext_t main;
+  std::vector<Fiber> fibers;
+  int cur = -1;
+  std::function<void()> body;
+};
+inline Sched& sched() {
+  static Sched s;
+  return s;
+}
+
+inline void yield_to_scheduler() {
+  Sched& s = sched();
+  swapcontext(&s.fibers[s.cur].ctx, &s.main);
+}
+
+class Barrier {
+ public:
+  void arrive_and_wait(unsigned count) {
+    Sched& s = sched();
+    if (++arrived_ == count) {
+      arrived_ = 0;
+      for (int w : waiters_) s.fibers[w].parked = false;
+      waiters_.clear();
+      return;
+    }
+    waiters_.push_back(s.cur);
+    s.fibers[s.cur].parked = true;
+    yield_to_scheduler();
+  }
+
+ private:
+  unsigned arrived_ = 0;
+  std::vector<int> waiters_;
+};
+
+struct Warp {
+  Barrier bar;
+  uint64_t buf[32];
+};
+
+struct Block {
+  Barrier barriers[16];  // 0: __syncthreads; others: named barriers
+  std::vector<Warp> warps;
+  std::vector<unsigned char> dyn_smem;
+};
+
+inline Block& block() {
+  static Block b;
+  return b;
+}
+
+inline unsigned tid_linear() {
+  return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+
+template <typename T>
+T warp_exchange(T v, int src_lane) {
+  const unsigned t = tid_linear();
+  Warp& w = block().warps[t / 32];
+  uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof(T));
+  w.buf[t % 32] = bits;
+  w.bar.arrive_and_wait(32);
+  const uint64_t r = w.buf[src_lane];
+  w.bar.arrive_and_wait(32);
+  T out;
+  std::memcpy(&out, &r, sizeof(T));
+  return out;
+}
+
+// Flags that ever held the "aggregate" value (see the header comment).
+inline std::vector<const int*>& aggregate_flags() {
+  static std::vector<const int*> v;
+  return v;
+}
+inline bool coin() {
+  static uint64_t s = 0x9e3779b97f4a7c15ull;
+  s ^= s << 13;
+  s ^= s >> 7;
+  s ^= s << 17;
+  return s & 1;
+}
+
+inline void fiber_main() {
+  Sched& s = sched();
+  s.body();
+  s.fibers[s.cur].done = true;
+  swapcontext(&s.fibers[s.cur].ctx, &s.main);
+}
+
+// Run one block: nt fibers, round-robin until all are done.
+inline void run_block(unsigned nt, const dim3& blk) {
+  constexpr size_t kStack = 64 * 1024;
+  Sched& s = sched();
+  s.fibers.resize(nt);
+  for (unsigned t = 0; t < nt; ++t) {
+    Fiber& f = s.fibers[t];
+    f.stack.resize(kStack);
+    f.done = f.parked = false;
+    f.tid = make_uint3(t % blk.x, (t / blk.x) % blk.y, t / (blk.x * blk.y));
+    getcontext(&f.ctx);
+    f.ctx.uc_stack.ss_sp = f.stack.data();
+    f.ctx.uc_stack.ss_size = kStack;
+    f.ctx.uc_link = nullptr;
+    makecontext(&f.ctx, fiber_main, 0);
+  }
+  unsigned left = nt;
+  while (left > 0) {
+    bool progressed = false;
+    for (unsigned t = 0; t < nt; ++t) {
+      Fiber& f = s.fibers[t];
+      if (f.done || f.parked) continue;
+      s.cur = static_cast<int>(t);
+      threadIdx = f.tid;
+      swapcontext(&s.main, &f.ctx);
+      progressed = true;
+      if (f.done) --left;
+    }
+    if (!progressed) {
+      std::fprintf(stderr, "cuda_emu: deadlock: %u threads of block (%u,%u,%u) wait at barriers\n",
+                   left, blockIdx.x, blockIdx.y, blockIdx.z);
+      std::abort();
+    }
+  }
+}
+
+template <typename F>
+struct Launch {
+  F* kernel;
+  dim3 grid, blk;
+  size_t smem;
+  Launch(F* k, dim3 g, dim3 b, size_t sm, cudaStream_t) : kernel(k), grid(g), blk(b), smem(sm) {}
+
+  template <typename Args>
+  void operator()(const Args& args) const {
+    gridDim = grid;
+    blockDim = blk;
+    const unsigned nt = blk.x * blk.y * blk.z;
+    Block& b = block();
+    b.warps = std::vector<Warp>((nt + 31) / 32);
+    b.dyn_smem.assign(smem + 16, 0);
+    aggregate_flags().clear();  // workspace addresses are reused by later launches
+    sched().body = [&] { kernel(args); };
+    for (unsigned z = 0; z < grid.z; ++z)
+      for (unsigned y = 0; y < grid.y; ++y)
+        for (unsigned x = 0; x < grid.x; ++x) {
+          blockIdx = make_uint3(x, y, z);
+          run_block(nt, blk);
+        }
+  }
+};
+template <typename F>
+Launch(F*, dim3, dim3, size_t, cudaStream_t) -> Launch<F>;
+
+}  // namespace normk_emu
+
+// ---- intrinsics -----------------------------------------------------------
+inline void __syncthreads() { normk_emu::block().barriers[0].arrive_and_wait(blockDim.x * blockDim.y * blockDim.z); }
+inline void __nanosleep(unsigned) { normk_emu::yield_to_scheduler(); }
+inline int __ffs(unsigned v) { return __builtin_ffs(static_cast<int>(v)); }
+inline int atomicAdd(int* p, int v) {
+  const int old = *p;
+  *p = old + v;
+  return old;
+}
+
+template <typename T>
+T __shfl_sync(unsigned, T v, int src) {
+  return normk_emu::warp_exchange(v, src & 31);
+}
+template <typename T>
+T __shfl_xor_sync(unsigned, T v, int m) {
+  return normk_emu::warp_exchange(v, static_cast<int>(normk_emu::tid_linear() % 32) ^ m);
+}
+template <typename T>
+T __shfl_up_sync(unsigned, T v, unsigned d) {
+  const int lane = static_cast<int>(normk_emu::tid_linear() % 32);
+  return normk_emu::warp_exchange(v, lane >= static_cast<int>(d) ? lane - static_cast<int>(d) : lane);
+}
+template <typename T>
+T __shfl_down_sync(unsigned, T v, unsigned d) {
+  const int lane = static_cast<int>(normk_emu::tid_linear() % 32);
+  return normk_emu::warp_exchange(v, lane + static_cast<int>(d) < 32 ? lane + static_cast<int>(d) : lane);
+}
+inline unsigned __ballot_sync(unsigned, int pred) {
+  unsigned mask = 0;
+  for (int l = 0; l < 32; ++l) {
+    const int p = normk_emu::warp_exchange(pred ? 1 : 0, l);
+    if (p) mask |= 1u << l;
+  }
+  return mask;
+}
+
+inline float __uint_as_float(unsigned v) {
+  float f;
+  std::memcpy(&f, &v, 4);
+  return f;
+}
+inline unsigned __float_as_uint(float f) {
+  unsigned v;
+  std::memcpy(&v, &f, 4);
+  return v;
+}
+inline double __hiloint2double(int hi, int lo) {
+  const uint64_t b = (static_cast<uint64_t>(static_cast<uint32_t>(hi)) << 32) | static_cast<uint32_t>(lo);
+  double d;
+  std::memcpy(&d, &b, 8);
+  return d;
+}
+inline int __double2loint(double d) {
+  uint64_t b;
+  std::memcpy(&b, &d, 8);
+  return static_cast<int>(static_cast<uint32_t>(b));
+}
+inline int __double2hiint(double d) {
+  uint64_t b;
+  std::memcpy(&b, &d, 8);
+  return static_cast<int>(static_cast<uint32_t>(b >> 32));
+}
+
+template <typename T>
+T __ldg(const T* p) { return *p; }
+template <typename T>
+T __ldca(const T* p) { return *p; }
+template <typename T>
+T __ldcg(const T* p) { return *p; }
+template <typename T>
+void __stcg(T* p, T v) { *p = v; }
+
+inline int min(int a, int b) { return a < b ? a : b; }
+inline long long min(long long a, long long b) { return a < b ? a : b; }
+
+// ---- the PTX-level helpers of norm_common.cuh -------------------------------
+namespace normk {
+inline void flag_release(int* p, int v) {
+  if (v == 1) normk_emu::aggregate_flags().push_back(p);
+  *p = v;
+}
+inline int flag_acquire(const int* p) {
+  const int v = *p;
+  if (v == 2) {
+    for (const int* q : normk_emu::aggregate_flags())
+      if (q == p) return normk_emu::coin() ? 1 : 2;
+  }
+  return v;
+}
+inline void named_barrier(int id, int nthreads) {
+  normk_emu::block().barriers[id].arrive_and_wait(static_cast<unsigned>(nthreads));
+}
+template <typename A>
+A* dynamic_smem() {
+  return reinterpret_cast<A*>(normk_emu::block().dyn_smem.data());
+}
+}  // namespace normk

@@ -1,0 +1,461 @@
+// Runs the cuda_ext launchers and kernels on the CPU emulator (cuda_emu.h)
+// and compares them with a float64 reference written here from DESIGN.md.
+// Built and run by tests/test_cuda_ext_build.py (about 15 s); prints one
+// line per case and "N passed, N failed".
+//
+// The CUDA runtime calls the launchers make are emulated below: memory is
+// host memory, memsets are memset, and the device has 40 SMs with 2 blocks
+// each (80 persistent RMSNorm backward blocks at most: most shapes here
+// loop over several row groups per block).
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "launchers.h"
+
+// ---- the CUDA runtime, emulated ---------------------------------------------
+extern "C" {
+cudaError_t cudaGetLastError() { return cudaSuccess; }
+const char* cudaGetErrorName(cudaError_t) { return "cudaErrorEmulated"; }
+const char* cudaGetErrorString(cudaError_t) { return "emulated error"; }
+cudaError_t cudaMemsetAsync(void* p, int v, size_t n, cudaStream_t) {
+  std::memset(p, v, n);
+  return cudaSuccess;
+}
+cudaError_t cudaGetDevice(int* d) {
+  *d = 0;
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr, int) {
+  *v = 40;
+  return cudaSuccess;
+}
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* n, const void*, int, size_t) {
+  *n = 2;
+  return cudaSuccess;
+}
+cudaError_t cudaFuncSetAttribute(const void*, cudaFuncAttribute, int) { return cudaSuccess; }
+}
+
+namespace {
+
+using normk::DType;
+
+// ---- element types on the host ------------------------------------------------
+size_t elem_size(DType t) { return t == DType::kF64 ? 8 : (t == DType::kF32 ? 4 : 2); }
+bool is_acc64(DType t) { return t == DType::kF64; }
+DType acc_of(DType t) { return t == DType::kF64 ? DType::kF64 : DType::kF32; }
+
+// A typed host buffer; values pass through double.
+struct Buf {
+  DType t;
+  std::vector<unsigned char> bytes;
+  Buf(DType t_, size_t n, double fill = std::nan("")) : t(t_), bytes(n * elem_size(t_) + 16) {
+    for (size_t i = 0; i < n; ++i) set(i, fill);
+  }
+  size_t size() const { return (bytes.size() - 16) / elem_size(t); }
+  void* ptr() { return bytes.data(); }
+  double get(size_t i) const {
+    const unsigned char* p = bytes.data() + i * elem_size(t);
+    switch (t) {
+      case DType::kF32: { float v; std::memcpy(&v, p, 4); return v; }
+      case DType::kF64: { double v; std::memcpy(&v, p, 8); return v; }
+      case DType::kF16: { __half v; std::memcpy(&v, p, 2); return __half2float(v); }
+      case DType::kBF16: { __nv_bfloat16 v; std::memcpy(&v, p, 2); return __bfloat162float(v); }
+    }
+    return 0;
+  }
+  void set(size_t i, double x) {
+    unsigned char* p = bytes.data() + i * elem_size(t);
+    switch (t) {
+      case DType::kF32: { const float v = static_cast<float>(x); std::memcpy(p, &v, 4); break; }
+      case DType::kF64: std::memcpy(p, &x, 8); break;
+      case DType::kF16: { const __half v = __float2half_rn(static_cast<float>(x)); std::memcpy(p, &v, 2); break; }
+      case DType::kBF16: { const __nv_bfloat16 v = __float2bfloat16_rn(static_cast<float>(x)); std::memcpy(p, &v, 2); break; }
+    }
+  }
+  std::vector<double> values() const {
+    std::vector<double> v(size());
+    for (size_t i = 0; i < v.size(); ++i) v[i] = get(i);
+    return v;
+  }
+};
+
+double rel(const Buf& out, const std::vector<double>& ref, size_t off = 0) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double o = out.get(off + i);
+    if (!std::isfinite(o)) return INFINITY;
+    num += (o - ref[i]) * (o - ref[i]);
+    den += ref[i] * ref[i];
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+double tol_of(DType t) {
+  switch (t) {
+    case DType::kF32: return 1e-5;
+    case DType::kF16: return 2e-3;
+    case DType::kBF16: return 2e-2;
+    case DType::kF64: return 1e-12;
+  }
+  return 0;
+}
+const char* name_of(DType t) { return normk::dtype_name(t); }
+
+int g_pass = 0, g_fail = 0;
+void report(const std::string& what, const std::vector<std::pair<const char*, double>>& errs,
+            double tol) {
+  bool bad = false;
+  std::string cols;
+  for (const auto& [k, v] : errs) {
+    bad |= !(v <= tol);
+    char b[64];
+    std::snprintf(b, sizeof b, "  %s=%.2e", k, v);
+    cols += b;
+  }
+  (bad ? g_fail : g_pass)++;
+  std::printf("%s %-60s%s  (tol %.0e)\n", bad ? "FAIL" : "ok  ", what.c_str(), cols.c_str(), tol);
+  std::fflush(stdout);
+}
+
+std::mt19937_64 rng(1234);
+double randn() { return std::normal_distribution<double>(0.0, 1.0)(rng); }
+
+// ---- float64 references (DESIGN.md) -------------------------------------------
+struct ClnRef {
+  std::vector<double> y, mean, rstd, m2_last;
+};
+ClnRef cln_fwd_ref(const std::vector<double>& x, const std::vector<double>* g,
+                   const std::vector<double>* be, int B, int C, int L, double eps,
+                   const std::vector<long long>* cnt0, const std::vector<double>* m0,
+                   const std::vector<double>* M0) {
+  ClnRef r;
+  r.y.resize(x.size());
+  r.mean.resize(static_cast<size_t>(B) * L);
+  r.rstd.resize(r.mean.size());
+  r.m2_last.resize(B);
+  for (int b = 0; b < B; ++b) {
+    double n = cnt0 ? static_cast<double>((*cnt0)[b]) : 0, m = m0 && n > 0 ? (*m0)[b] : 0;
+    double M = M0 && n > 0 ? (*M0)[b] : 0;
+    for (int t = 0; t < L; ++t) {
+      double s = 0;
+      for (int c = 0; c < C; ++c) s += x[(static_cast<size_t>(b) * C + c) * L + t];
+      const double fm = s / C;
+      double fM = 0;
+      for (int c = 0; c < C; ++c) {
+        const double d = x[(static_cast<size_t>(b) * C + c) * L + t] - fm;
+        fM += d * d;
+      }
+      const double nn = n + C, d = fm - m;
+      m = m + d * C / nn;
+      M = M + fM + d * d * n * C / nn;
+      n = nn;
+      const double rs = 1.0 / std::sqrt(M / n + eps);
+      r.mean[static_cast<size_t>(b) * L + t] = m;
+      r.rstd[static_cast<size_t>(b) * L + t] = rs;
+      for (int c = 0; c < C; ++c) {
+        const size_t i = (static_cast<size_t>(b) * C + c) * L + t;
+        r.y[i] = (x[i] - m) * rs * (g ? (*g)[c] : 1.0) + (be ? (*be)[c] : 0.0);
+      }
+    }
+    r.m2_last[b] = M;
+  }
+  return r;
+}
+
+struct ClnBwdRef {
+  std::vector<double> dx, dgamma, dbeta;
+};
+ClnBwdRef cln_bwd_ref(const std::vector<double>& dy, const std::vector<double>& x,
+                      const std::vector<double>* g, const std::vector<double>& mean,
+                      const std::vector<double>& rstd, const std::vector<long long>* cnt, int B,
+                      int C, int L) {
+  ClnBwdRef r;
+  r.dx.resize(x.size());
+  r.dgamma.assign(C, 0);
+  r.dbeta.assign(C, 0);
+  for (int b = 0; b < B; ++b) {
+    std::vector<double> a(L), bb(L);
+    for (int t = 0; t < L; ++t) {
+      const double mu = mean[static_cast<size_t>(b) * L + t], rs = rstd[static_cast<size_t>(b) * L + t];
+      const double n = (cnt ? (*cnt)[b] : 0) + static_cast<double>(C) * (t + 1);
+      double G1 = 0, G2 = 0;
+      for (int c = 0; c < C; ++c) {
+        const size_t i = (static_cast<size_t>(b) * C + c) * L + t;
+        const double gg = dy[i] * (g ? (*g)[c] : 1.0), xh = (x[i] - mu) * rs;
+        G1 += gg;
+        G2 += gg * xh;
+        r.dgamma[c] += dy[i] * xh;
+        r.dbeta[c] += dy[i];
+      }
+      a[t] = rs * G1 / n;
+      bb[t] = rs * rs * G2 / n;
+    }
+    // dx[c, tau] = r g - sum_{t >= tau} a_t - sum_{t >= tau} b_t (x - mu_t)
+    double Sa = 0, Sb = 0, Sbm = 0;
+    for (int t = L - 1; t >= 0; --t) {
+      Sa += a[t];
+      Sb += bb[t];
+      Sbm += bb[t] * mean[static_cast<size_t>(b) * L + t];
+      const double rs = rstd[static_cast<size_t>(b) * L + t];
+      for (int c = 0; c < C; ++c) {
+        const size_t i = (static_cast<size_t>(b) * C + c) * L + t;
+        r.dx[i] = rs * dy[i] * (g ? (*g)[c] : 1.0) - Sa - (x[i] * Sb - Sbm);
+      }
+    }
+  }
+  return r;
+}
+
+std::vector<double> rand_vec(size_t n, double scale, double offset) {
+  std::vector<double> v(n);
+  for (auto& e : v) e = offset + scale * randn();
+  return v;
+}
+
+// Round a vector through dtype t (the kernel sees the rounded values).
+Buf to_buf(const std::vector<double>& v, DType t) {
+  Buf b(t, v.size());
+  for (size_t i = 0; i < v.size(); ++i) b.set(i, v[i]);
+  return b;
+}
+
+void test_cln(DType dt, DType pt, bool params, int B, int C, int L, double dc) {
+  const DType acc = acc_of(dt);
+  Buf xb = to_buf(rand_vec(static_cast<size_t>(B) * C * L, 1.0, dc), dt);
+  const auto x = xb.values();
+  Buf gb = to_buf(rand_vec(C, 0.5, 1.0), pt), bb = to_buf(rand_vec(C, 0.5, 0.0), pt);
+  const auto gv = gb.values(), bv = bb.values();
+  const ClnRef ref = cln_fwd_ref(x, params ? &gv : nullptr, params ? &bv : nullptr, B, C, L, 1e-8,
+                                 nullptr, nullptr, nullptr);
+  char tag[160];
+  std::snprintf(tag, sizeof tag, "%s/%s (%d,%d,%d) params=%d dc=%g", name_of(dt), name_of(pt),
+                B, C, L, params, dc);
+  const double tol = tol_of(dt) * (dc != 0 ? 20 : 1);
+
+  auto run_fwd = [&](Buf& xin, int Lc, const long long* cnt, Buf* m0, Buf* M0, Buf& y, Buf& mean,
+                     Buf& rstd, Buf& m2) {
+    normk::ClnFwdCall c{};
+    c.dtype = dt;
+    c.param_dtype = pt;
+    c.x = xin.ptr();
+    c.gamma = params ? gb.ptr() : nullptr;
+    c.beta = params ? bb.ptr() : nullptr;
+    c.eps = 1e-8;
+    c.count0 = reinterpret_cast<const int64_t*>(cnt);
+    c.mean0 = m0 ? m0->ptr() : nullptr;
+    c.m20 = M0 ? M0->ptr() : nullptr;
+    c.y = y.ptr();
+    c.mean = mean.ptr();
+    c.rstd = rstd.ptr();
+    c.m2_last = m2.ptr();
+    c.B = B;
+    c.C = C;
+    c.L = Lc;
+    std::vector<unsigned char> ws(normk::cln_fwd_workspace_bytes(c) + 256);
+    void* w = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(ws.data()) + 255) & ~uintptr_t(255));
+    normk::cln_fwd(c, w, ws.size() - 256, nullptr);
+  };
+
+  Buf y(dt, x.size()), mean(acc, static_cast<size_t>(B) * L), rstd(acc, mean.size()), m2(acc, B);
+  run_fwd(xb, L, nullptr, nullptr, nullptr, y, mean, rstd, m2);
+  report(std::string("cln fwd ") + tag,
+         {{"y", rel(y, ref.y)}, {"mean", rel(mean, ref.mean)}, {"rstd", rel(rstd, ref.rstd)},
+          {"m2", rel(m2, ref.m2_last)}},
+         tol);
+
+  // Streamed in chunks of 1, 5, 40, ... frames with the state carried.
+  {
+    std::vector<long long> cnt(B, 0);
+    Buf m0(acc, B, 0.0), M0(acc, B, 0.0);
+    std::vector<double> ys(x.size()), ms(mean.size()), rs(mean.size());
+    int t0 = 0;
+    const int steps[] = {1, 5, 40, 1, 100000};
+    for (int s = 0; t0 < L; ++s) {
+      const int Lc = std::min(steps[s % 5], L - t0);
+      Buf xc(dt, static_cast<size_t>(B) * C * Lc);
+      for (int b = 0; b < B; ++b)
+        for (int c = 0; c < C; ++c)
+          for (int t = 0; t < Lc; ++t)
+            xc.set((static_cast<size_t>(b) * C + c) * Lc + t, x[(static_cast<size_t>(b) * C + c) * L + t0 + t]);
+      Buf yc(dt, xc.size()), mc(acc, static_cast<size_t>(B) * Lc), rc(acc, mc.size()), M1(acc, B);
+      run_fwd(xc, Lc, t0 > 0 ? cnt.data() : nullptr, t0 > 0 ? &m0 : nullptr,
+              t0 > 0 ? &M0 : nullptr, yc, mc, rc, M1);
+      for (int b = 0; b < B; ++b) {
+        for (int c = 0; c < C; ++c)
+          for (int t = 0; t < Lc; ++t)
+            ys[(static_cast<size_t>(b) * C + c) * L + t0 + t] = yc.get((static_cast<size_t>(b) * C + c) * Lc + t);
+        for (int t = 0; t < Lc; ++t) {
+          ms[static_cast<size_t>(b) * L + t0 + t] = mc.get(static_cast<size_t>(b) * Lc + t);
+          rs[static_cast<size_t>(b) * L + t0 + t] = rc.get(static_cast<size_t>(b) * Lc + t);
+        }
+        cnt[b] += static_cast<long long>(C) * Lc;
+        m0.set(b, mc.get(static_cast<size_t>(b) * Lc + Lc - 1));
+        M0.set(b, M1.get(b));
+      }
+      t0 += Lc;
+    }
+    Buf ysb(DType::kF64, ys.size()), msb(DType::kF64, ms.size()), rsb(DType::kF64, rs.size());
+    for (size_t i = 0; i < ys.size(); ++i) ysb.set(i, ys[i]);
+    for (size_t i = 0; i < ms.size(); ++i) {
+      msb.set(i, ms[i]);
+      rsb.set(i, rs[i]);
+    }
+    report(std::string("cln stream ") + tag,
+           {{"y", rel(ysb, ref.y)}, {"mean", rel(msb, ref.mean)}, {"rstd", rel(rsb, ref.rstd)},
+            {"m2", rel(M0, ref.m2_last)}},
+           tol);
+  }
+
+  // Backward, with and without a history count.
+  for (int with_count = 0; with_count < 2; ++with_count) {
+    Buf dyb = to_buf(rand_vec(x.size(), 1.0, 0.0), dt);
+    const auto dy = dyb.values();
+    std::vector<long long> cnt(B, 3LL * C);
+    const auto mv = mean.values(), rv = rstd.values();
+    const ClnBwdRef r = cln_bwd_ref(dy, x, params ? &gv : nullptr, mv, rv,
+                                    with_count ? &cnt : nullptr, B, C, L);
+    normk::ClnBwdCall c{};
+    Buf dx(dt, x.size()), dg(acc, C), dbt(acc, C);
+    c.dtype = dt;
+    c.param_dtype = pt;
+    c.dy = dyb.ptr();
+    c.x = xb.ptr();
+    c.gamma = params ? gb.ptr() : nullptr;
+    c.mean = mean.ptr();
+    c.rstd = rstd.ptr();
+    c.count = with_count ? reinterpret_cast<const int64_t*>(cnt.data()) : nullptr;
+    c.dx = dx.ptr();
+    c.dgamma = dg.ptr();
+    c.dbeta = dbt.ptr();
+    c.B = B;
+    c.C = C;
+    c.L = L;
+    std::vector<unsigned char> ws(normk::cln_bwd_workspace_bytes(c) + 256);
+    void* w = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(ws.data()) + 255) & ~uintptr_t(255));
+    normk::cln_bwd(c, w, ws.size() - 256, nullptr);
+    report(std::string("cln bwd ") + tag + (with_count ? " count" : ""),
+           {{"dx", rel(dx, r.dx)}, {"dgamma", rel(dg, r.dgamma)}, {"dbeta", rel(dbt, r.dbeta)}},
+           tol * 10);
+  }
+}
+
+void test_rms(DType dt, DType pt, bool has_w, int M, int N, int pad, int off) {
+  const DType acc = acc_of(dt);
+  const int ld = N + pad + off;
+  Buf base = to_buf(rand_vec(static_cast<size_t>(M) * ld, 1.0, 0.0), dt);
+  Buf wb = to_buf(rand_vec(N, 0.5, 1.0), pt);
+  std::vector<double> x(static_cast<size_t>(M) * N), ry(x.size()), rr(M), w = wb.values();
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) x[static_cast<size_t>(i) * N + j] = base.get(static_cast<size_t>(i) * ld + off + j);
+  for (int i = 0; i < M; ++i) {
+    double s = 0;
+    for (int j = 0; j < N; ++j) s += x[static_cast<size_t>(i) * N + j] * x[static_cast<size_t>(i) * N + j];
+    rr[i] = 1.0 / std::sqrt(s / N + 1e-6);
+    for (int j = 0; j < N; ++j)
+      ry[static_cast<size_t>(i) * N + j] = x[static_cast<size_t>(i) * N + j] * rr[i] * (has_w ? w[j] : 1.0);
+  }
+  const void* xp = static_cast<unsigned char*>(base.ptr()) + off * elem_size(dt);
+  Buf y(dt, x.size()), r(acc, M);
+  normk::RmsFwdCall f{};
+  f.dtype = dt;
+  f.param_dtype = pt;
+  f.x = xp;
+  f.ldx = ld;
+  f.w = has_w ? wb.ptr() : nullptr;
+  f.eps = 1e-6;
+  f.y = y.ptr();
+  f.rstd = r.ptr();
+  f.M = M;
+  f.N = N;
+  normk::rms_fwd(f, nullptr);
+  char tag[160];
+  std::snprintf(tag, sizeof tag, "%s/%s (%d,%d) ld=%d off=%d w=%d", name_of(dt), name_of(pt), M, N,
+                ld, off, has_w);
+  report(std::string("rms fwd ") + tag, {{"y", rel(y, ry)}, {"rstd", rel(r, rr)}}, tol_of(dt));
+
+  Buf dyb = to_buf(rand_vec(x.size(), 1.0, 0.0), dt);
+  const auto dy = dyb.values();
+  const auto rv = r.values();
+  std::vector<double> rdx(x.size()), rdw(N, 0.0);
+  for (int i = 0; i < M; ++i) {
+    double s = 0;
+    for (int j = 0; j < N; ++j) {
+      const size_t k = static_cast<size_t>(i) * N + j;
+      const double xh = x[k] * rv[i];
+      s += dy[k] * (has_w ? w[j] : 1.0) * xh;
+      rdw[j] += dy[k] * xh;
+    }
+    for (int j = 0; j < N; ++j) {
+      const size_t k = static_cast<size_t>(i) * N + j;
+      rdx[k] = rv[i] * (dy[k] * (has_w ? w[j] : 1.0) - x[k] * rv[i] * s / N);
+    }
+  }
+  Buf dx(dt, x.size()), dw(acc, N);
+  normk::RmsBwdCall bc{};
+  bc.dtype = dt;
+  bc.param_dtype = pt;
+  bc.dy = dyb.ptr();
+  bc.x = xp;
+  bc.ldx = ld;
+  bc.w = has_w ? wb.ptr() : nullptr;
+  bc.rstd = r.ptr();
+  bc.dx = dx.ptr();
+  bc.dw = dw.ptr();
+  bc.M = M;
+  bc.N = N;
+  std::vector<unsigned char> ws(normk::rms_bwd_workspace_bytes(bc) + 256);
+  void* wsp = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(ws.data()) + 255) & ~uintptr_t(255));
+  normk::rms_bwd(bc, wsp, ws.size() - 256, nullptr);
+  report(std::string("rms bwd ") + tag, {{"dx", rel(dx, rdx)}, {"dw", rel(dw, rdw)}},
+         tol_of(dt) * 10);
+}
+
+}  // namespace
+
+int main() {
+  struct P {
+    DType dt, pt;
+  };
+  const P types[] = {{DType::kF32, DType::kF32},
+                     {DType::kBF16, DType::kF32},
+                     {DType::kF16, DType::kF16},
+                     {DType::kF64, DType::kF64}};
+  // cLN: every launch-table entry (C up to 84, 140, 280, 560, chunked past
+  // it), odd L (scalar loads) and L % 8 == 0 (16-byte loads), and a sequence
+  // of more than 32 tiles (look-back windows of several rounds).
+  struct S {
+    int B, C, L;
+  };
+  const S cln_shapes[] = {{2, 64, 77}, {1, 130, 70}, {2, 200, 64}, {1, 300, 40},
+                          {1, 600, 33}, {1, 3, 1100}, {3, 1, 5}};
+  for (const P& p : types) {
+    int i = 0;
+    for (const S& s : cln_shapes) {
+      const double dc = (p.dt == DType::kF32 && i % 2 == 0) ? 1000.0 : 0.0;
+      test_cln(p.dt, p.pt, i % 3 != 2, s.B, s.C, s.L, dc);
+      ++i;
+    }
+  }
+  struct R {
+    int M, N, pad, off;
+  };
+  // (70, 1000): 70 persistent blocks (> 64 partial rows), so the dw column
+  // sum takes its two-stage path (the one cLN's dgamma/dbeta use too).
+  const R rms_shapes[] = {{5, 33, 0, 0},    {9, 256, 0, 0},   {70, 1000, 24, 0},
+                          {3, 4096, 8, 1},  {2, 8192, 0, 0},  {2, 20000, 0, 0},
+                          {2, 40000, 16, 0}, {11, 64, 0, 0}};
+  for (const P& p : types) {
+    int i = 0;
+    for (const R& r : rms_shapes) {
+      test_rms(p.dt, p.pt, i % 3 != 2, r.M, r.N, r.pad, r.off);
+      ++i;
+    }
+  }
+  std::printf("%d passed, %d failed\n", g_pass, g_fail);
+  return g_fail == 0 ? 0 : 1;
+}

@@ -1,0 +1,327 @@
+// Framework-free building blocks shared by the cLN and RMSNorm kernels.
+//
+// NORMK_HOST_EMULATION (tests only): the PTX-level helpers (acquire/release
+// flags, named barriers, dynamic shared memory) come from
+// backends/cuda_ext/emu/cuda_emu.h, which runs these kernels on the CPU.
+//
+// Nothing here knows about torch: kernels take plain pointers, sizes and
+// strides, so the headers compile standalone with nvcc (the CPU CI does
+// exactly that, see tests/test_cuda_ext_build.py).
+//
+// Conventions
+//   T  element type of x / y / dy / dx: float, __half, __nv_bfloat16, double
+//   P  parameter type (gamma, beta, weight): T or acc_t<T>
+//   A  = acc_t<T>: float, or double for double.  Every statistic and every
+//      reduction is carried in A (DESIGN.md section 3).
+//
+// Data move in 16-byte packs (V = 16 / sizeof(T) elements), held raw in a
+// uint4 so that a pack of 16-bit values costs 4 registers, not 8, and is
+// converted to A at the point of use (bf16 -> f32 is one shift / mask).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace normk {
+
+constexpr unsigned kFullMask = 0xffffffffu;
+
+template <typename T>
+struct AccOf {
+  using type = float;
+};
+template <>
+struct AccOf<double> {
+  using type = double;
+};
+template <typename T>
+using acc_t = typename AccOf<T>::type;
+
+template <typename T>
+struct PackInfo {
+  static constexpr int V = 16 / static_cast<int>(sizeof(T));
+};
+
+// ---------------------------------------------------------------------------
+// Element <-> raw 16-byte pack.  `k` is always a compile-time constant after
+// unrolling, so the word selects fold away.
+// ---------------------------------------------------------------------------
+__device__ __forceinline__ uint32_t pack_word(const uint4& u, int i) {
+  return i == 0 ? u.x : (i == 1 ? u.y : (i == 2 ? u.z : u.w));
+}
+__device__ __forceinline__ void pack_set_word(uint4& u, int i, uint32_t w) {
+  if (i == 0) u.x = w;
+  else if (i == 1) u.y = w;
+  else if (i == 2) u.z = w;
+  else u.w = w;
+}
+
+template <typename T>
+struct Elem;
+
+template <>
+struct Elem<float> {
+  __device__ __forceinline__ static float to_acc(float v) { return v; }
+  __device__ __forceinline__ static float from_acc(float v) { return v; }
+  __device__ __forceinline__ static float get(const uint4& u, int k) {
+    return __uint_as_float(pack_word(u, k));
+  }
+  __device__ __forceinline__ static void put(uint4& u, int k, float v) {
+    pack_set_word(u, k, __float_as_uint(v));
+  }
+};
+
+template <>
+struct Elem<double> {
+  __device__ __forceinline__ static double to_acc(double v) { return v; }
+  __device__ __forceinline__ static double from_acc(double v) { return v; }
+  __device__ __forceinline__ static double get(const uint4& u, int k) {
+    return __hiloint2double(static_cast<int>(pack_word(u, 2 * k + 1)),
+                            static_cast<int>(pack_word(u, 2 * k)));
+  }
+  __device__ __forceinline__ static void put(uint4& u, int k, double v) {
+    pack_set_word(u, 2 * k, static_cast<uint32_t>(__double2loint(v)));
+    pack_set_word(u, 2 * k + 1, static_cast<uint32_t>(__double2hiint(v)));
+  }
+};
+
+template <>
+struct Elem<__nv_bfloat16> {
+  __device__ __forceinline__ static float to_acc(__nv_bfloat16 v) { return __bfloat162float(v); }
+  // Round to nearest even, the same rounding as torch's .to(bfloat16).
+  __device__ __forceinline__ static __nv_bfloat16 from_acc(float v) {
+    return __float2bfloat16_rn(v);
+  }
+  __device__ __forceinline__ static float get(const uint4& u, int k) {
+    const uint32_t w = pack_word(u, k >> 1);
+    return __uint_as_float((k & 1) ? (w & 0xffff0000u) : (w << 16));
+  }
+  __device__ __forceinline__ static void put(uint4& u, int k, float v) {
+    const uint32_t h = __bfloat16_as_ushort(__float2bfloat16_rn(v));
+    const uint32_t w = pack_word(u, k >> 1);
+    pack_set_word(u, k >> 1, (k & 1) ? ((w & 0x0000ffffu) | (h << 16)) : ((w & 0xffff0000u) | h));
+  }
+};
+
+template <>
+struct Elem<__half> {
+  __device__ __forceinline__ static float to_acc(__half v) { return __half2float(v); }
+  __device__ __forceinline__ static __half from_acc(float v) { return __float2half_rn(v); }
+  __device__ __forceinline__ static float get(const uint4& u, int k) {
+    const uint32_t w = pack_word(u, k >> 1);
+    return __half2float(__ushort_as_half(static_cast<unsigned short>((k & 1) ? (w >> 16) : w)));
+  }
+  __device__ __forceinline__ static void put(uint4& u, int k, float v) {
+    const uint32_t h = __half_as_ushort(__float2half_rn(v));
+    const uint32_t w = pack_word(u, k >> 1);
+    pack_set_word(u, k >> 1, (k & 1) ? ((w & 0x0000ffffu) | (h << 16)) : ((w & 0xffff0000u) | h));
+  }
+};
+
+// Cache policy of a streaming load.
+enum class Ld : int {
+  kNc,    // read-only path (ld.global.nc)
+  kNoL1,  // read-only, no L1 allocation: read exactly once, keep L1 for others
+  kCa,    // cache in L1 and L2: data this block reads again soon
+  kCg,    // L2 only: data a later pass re-reads from L2
+};
+
+template <Ld H>
+__device__ __forceinline__ uint4 ld16(const void* p) {
+  const uint4* q = reinterpret_cast<const uint4*>(p);
+  if constexpr (H == Ld::kNc) {
+    return __ldg(q);
+  } else if constexpr (H == Ld::kNoL1) {
+#ifdef NORMK_HOST_EMULATION
+    return *q;
+#else
+    uint4 r;
+    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+                 : "l"(q));
+    return r;
+#endif
+  } else if constexpr (H == Ld::kCa) {
+    return __ldca(q);
+  } else {
+    return __ldcg(q);
+  }
+}
+
+// Bring the line holding p into L1 without using a register.
+__device__ __forceinline__ void prefetch_l1(const void* p) {
+#ifndef NORMK_HOST_EMULATION
+  asm volatile("prefetch.global.L1 [%0];" ::"l"(p));
+#else
+  (void)p;
+#endif
+}
+
+// Load up to V elements starting at p.  `vec`: the 16-byte load is legal
+// (p aligned and the whole pack in range); otherwise element-wise loads of
+// the first `nvalid` elements (the rest read as 0).
+template <typename T, Ld H>
+__device__ __forceinline__ uint4 load_pack(const T* p, bool vec, int nvalid) {
+  constexpr int V = PackInfo<T>::V;
+  if (vec) return ld16<H>(p);
+  uint4 u = make_uint4(0u, 0u, 0u, 0u);
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    if (k < nvalid) Elem<T>::put(u, k, Elem<T>::to_acc(p[k]));
+  return u;
+}
+
+// Store V values (already in A) as T, rounding once.
+template <typename T, typename A>
+__device__ __forceinline__ void store_pack(T* p, const A (&v)[PackInfo<T>::V], bool vec,
+                                           int nvalid) {
+  constexpr int V = PackInfo<T>::V;
+  if (vec) {
+    uint4 u;
+#pragma unroll
+    for (int k = 0; k < V; ++k) Elem<T>::put(u, k, v[k]);
+    *reinterpret_cast<uint4*>(p) = u;
+  } else {
+#pragma unroll
+    for (int k = 0; k < V; ++k)
+      if (k < nvalid) p[k] = Elem<T>::from_acc(v[k]);
+  }
+}
+
+// One parameter element (P is T or A) as A.
+template <typename P, typename A>
+__device__ __forceinline__ A load_param(const P* p, int64_t i) {
+  return static_cast<A>(Elem<P>::to_acc(__ldg(p + i)));
+}
+
+// V consecutive parameter elements p[e0 .. e0+V) as A.  `vec`: p + e0 is
+// 16-byte aligned and all V are in range (V * sizeof(P) is 16 or 32 bytes).
+template <typename T, typename P, typename A>
+__device__ __forceinline__ void load_params(const P* p, int64_t e0, bool vec, int nvalid,
+                                            A (&out)[PackInfo<T>::V]) {
+  constexpr int V = PackInfo<T>::V;
+  constexpr int VP = PackInfo<P>::V;
+  if (vec) {
+#pragma unroll
+    for (int c = 0; c < V / VP; ++c) {
+      const uint4 u = __ldg(reinterpret_cast<const uint4*>(p + e0) + c);
+#pragma unroll
+      for (int k = 0; k < VP; ++k) out[c * VP + k] = static_cast<A>(Elem<P>::get(u, k));
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < V; ++k) out[k] = k < nvalid ? load_param<P, A>(p, e0 + k) : A(1);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Parallel (Chan) combine of (count, mean, M2): a is the earlier partition.
+// Exact when either side is empty, so an empty partition is an identity.
+// ---------------------------------------------------------------------------
+template <typename A>
+__device__ __forceinline__ void chan_combine(A na, A ma, A Ma, A nb, A mb, A Mb, A& n, A& m,
+                                             A& M) {
+  const A nn = na + nb;
+  if (nb == A(0)) {
+    m = ma;
+    M = Ma;
+  } else if (na == A(0)) {
+    m = mb;
+    M = Mb;
+  } else {
+    const A d = mb - ma;
+    const A w = nb / nn;
+    m = ma + d * w;
+    M = Ma + Mb + d * d * na * w;
+  }
+  n = nn;
+}
+
+// The same with exact integer counts (the look-back across tiles, where the
+// running count C * t can pass 2^24 and would round in float).
+template <typename A>
+__device__ __forceinline__ void chan_combine_i(long long na, A ma, A Ma, long long nb, A mb, A Mb,
+                                               long long& n, A& m, A& M) {
+  const long long nn = na + nb;
+  if (nb == 0) {
+    m = ma;
+    M = Ma;
+  } else if (na == 0) {
+    m = mb;
+    M = Mb;
+  } else {
+    const A d = mb - ma;
+    const A w = static_cast<A>(nb) / static_cast<A>(nn);
+    m = ma + d * w;
+    M = Ma + Mb + d * d * static_cast<A>(na) * w;
+  }
+  n = nn;
+}
+
+// ---------------------------------------------------------------------------
+// Inter-block publication for the decoupled look-back (Merrill & Garland,
+// "Single-pass Parallel Prefix Scan with Decoupled Look-back", 2016).
+// One thread writes the payload with plain L2 stores, then the flag with
+// st.release.gpu; a reader polls the flag with ld.acquire.gpu and then reads
+// the payload with L2 (.cg) loads, so it can never see a stale L1 line.
+// ---------------------------------------------------------------------------
+#ifndef NORMK_HOST_EMULATION
+__device__ __forceinline__ void flag_release(int* p, int v) {
+  asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ int flag_acquire(const int* p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+#endif  // else: backends/cuda_ext/emu/cuda_emu.h provides them
+// Poll until a predecessor has published.  Predecessors always hold an
+// earlier ticket, so they are resident or done and the wait terminates.
+__device__ __forceinline__ int flag_wait(const int* p) {
+  int v = flag_acquire(p);
+  while (v == 0) {
+    __nanosleep(20);
+    v = flag_acquire(p);
+  }
+  return v;
+}
+
+// Named barrier among `nthreads` threads (a multiple of 32).  The
+// non-.aligned form: warp-specialized code reaches it from different places.
+#ifndef NORMK_HOST_EMULATION
+__device__ __forceinline__ void named_barrier(int id, int nthreads) {
+  asm volatile("barrier.sync %0, %1;" ::"r"(id), "r"(nthreads) : "memory");
+}
+
+// The block's dynamic shared memory.
+template <typename A>
+__device__ __forceinline__ A* dynamic_smem() {
+  extern __shared__ __align__(16) unsigned char normk_dyn_smem[];
+  return reinterpret_cast<A*>(normk_dyn_smem);
+}
+#endif
+
+constexpr int kFlagAggregate = 1;  // payload: this tile alone
+constexpr int kFlagInclusive = 2;  // payload: everything up to and including this tile
+
+// Tile status payload: 2 slots (aggregate, inclusive) of 4 A per tile.
+template <typename A>
+__device__ __forceinline__ void slot_store(A* slots, long long tile, int which, A v0, A v1, A v2) {
+  A* s = slots + (tile * 2 + which) * 4;
+  __stcg(s + 0, v0);
+  __stcg(s + 1, v1);
+  __stcg(s + 2, v2);
+}
+template <typename A>
+__device__ __forceinline__ void slot_load(const A* slots, long long tile, int which, A& v0, A& v1,
+                                          A& v2) {
+  const A* s = slots + (tile * 2 + which) * 4;
+  v0 = __ldcg(s + 0);
+  v1 = __ldcg(s + 1);
+  v2 = __ldcg(s + 2);
+}
+
+}  // namespace normk

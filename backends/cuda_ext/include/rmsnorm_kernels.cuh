@@ -1,0 +1,300 @@
+// RMSNorm forward and backward over the last dimension of a (M, N) matrix
+// whose rows may be strided (x row stride ldx >= N, unit column stride).
+// Framework-free (see norm_common.cuh).
+//
+// A "row group" of TPRW threads owns one row: TPRW = 32 (one warp per row,
+// NT / 32 rows per block) for short rows, TPRW = NT (one block per row) for
+// long ones.  Each thread holds VPT 16-byte packs of the row in registers
+// (pack i of thread l is pack i * TPRW + l of the row, so every load
+// instruction of a warp reads 512 contiguous bytes).  A row longer than
+// TPRW * VPT packs is processed in `nchunks` chunks: pass 1 accumulates
+// sum(x^2) over all chunks, pass 2 re-reads them (from L2) to write y, so
+// any N works (N >= 262144 included) at the cost of a second, L2-resident,
+// read.
+//
+// Backward is persistent: gridDim.x blocks (the number that fit on the GPU
+// at once) each take row groups blockIdx.x, +gridDim.x, ... in a fixed order
+// and accumulate dw = sum_rows dy * xhat for their columns, in shared memory
+// (each (warp slice, column) has exactly one owner thread: no atomics), or,
+// when the row is too long for shared memory, directly in their own row of
+// the global partial buffer.  Per-block partials are then summed over the
+// blocks in a fixed order (reduce_kernels.cuh): deterministic dw.
+#pragma once
+
+#include "norm_common.cuh"
+
+namespace normk {
+
+template <typename T, typename P>
+struct RmsFwdArgs {
+  using A = acc_t<T>;
+  const T* x;
+  long long ldx;   // row stride of x in elements
+  const P* w;      // nullable
+  T* y;            // (M, N) contiguous
+  A* rstd;         // (M,)
+  int M, N;
+  int nchunks;     // ceil(packs per row / (TPRW * VPT))
+  int vec;         // 16-byte accesses legal for x, y (and w when wvec)
+  int wvec;        // weight 16-byte aligned
+  A eps;
+};
+
+template <typename T, typename P>
+struct RmsBwdArgs {
+  using A = acc_t<T>;
+  const T* dy;     // (M, N) contiguous
+  const T* x;
+  long long ldx;
+  const P* w;      // nullable
+  const A* rstd;   // (M,)
+  T* dx;           // (M, N) contiguous
+  A* partial;      // (gridDim.x, N) per-block dw partials; nullable
+  int M, N;
+  int nchunks;
+  int vec;
+  int wvec;
+  int dw_smem;     // accumulate dw in shared memory (else in `partial`, pre-zeroed)
+};
+
+// Sum over the TPRW threads of a row group; every thread gets the total.
+// The cross-warp step (TPRW == NT > 32) uses `red` (NT / 32 entries) and
+// sums it in a fixed order.
+template <int NT, int TPRW, typename A>
+__device__ __forceinline__ A rms_row_sum(A v, A* red) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(kFullMask, v, o);
+  if constexpr (TPRW > 32) {
+    constexpr int NW = TPRW / 32;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0) red[warp] = v;
+    __syncthreads();
+    A s = A(0);
+#pragma unroll
+    for (int w = 0; w < NW; ++w) s += red[w];
+    __syncthreads();  // `red` is reused by the next call
+    return s;
+  } else {
+    return v;
+  }
+}
+
+// Registers per thread: VPT packs of x (4 each).  MB (blocks per SM for
+// __launch_bounds__) is chosen by the launcher's table so that ptxas reports
+// no spills.
+template <typename T, typename P, int NT, int TPRW, int VPT, int MB>
+__global__ void __launch_bounds__(NT, MB) rms_fwd_kernel(const RmsFwdArgs<T, P> args) {
+  using A = acc_t<T>;
+  constexpr int V = PackInfo<T>::V;
+  constexpr int RPB = NT / TPRW;  // rows per block
+  constexpr int CW = TPRW * VPT;  // packs per chunk
+  __shared__ A s_red[NT / 32];
+
+  const int tid = threadIdx.x;
+  const int lt = tid % TPRW;
+  const long long row = static_cast<long long>(blockIdx.x) * RPB + tid / TPRW;
+  const bool row_ok = row < args.M;
+  const int N = args.N;
+  const T* xr = args.x + (row_ok ? row : 0) * args.ldx;
+  T* yr = args.y + (row_ok ? row : 0) * static_cast<long long>(N);
+  const bool once = args.nchunks == 1;
+
+  uint4 pk[VPT];
+  A ss = A(0);
+  for (int ch = 0; ch < args.nchunks; ++ch) {
+#pragma unroll
+    for (int i = 0; i < VPT; ++i) {
+      const int e0 = ((ch * CW) + i * TPRW + lt) * V;
+      const int nv = N - e0;
+      const bool in = row_ok && nv > 0;
+      const bool vec = args.vec && nv >= V;
+      // A row read once goes around L1; a chunked row is re-read from L2.
+      if (!in)
+        pk[i] = make_uint4(0u, 0u, 0u, 0u);
+      else if (once)
+        pk[i] = load_pack<T, Ld::kNoL1>(xr + e0, vec, nv);
+      else
+        pk[i] = load_pack<T, Ld::kCg>(xr + e0, vec, nv);
+    }
+#pragma unroll
+    for (int i = 0; i < VPT; ++i)
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        const A v = Elem<T>::get(pk[i], k);
+        ss += v * v;
+      }
+  }
+  ss = rms_row_sum<NT, TPRW>(ss, s_red);
+  const A r = A(1) / sqrt(ss / static_cast<A>(N) + args.eps);
+  if (row_ok && lt == 0) args.rstd[row] = r;
+
+  for (int ch = 0; ch < args.nchunks; ++ch) {
+    if (!once) {
+#pragma unroll
+      for (int i = 0; i < VPT; ++i) {
+        const int e0 = ((ch * CW) + i * TPRW + lt) * V;
+        const int nv = N - e0;
+        pk[i] = (row_ok && nv > 0) ? load_pack<T, Ld::kCg>(xr + e0, args.vec && nv >= V, nv)
+                                   : make_uint4(0u, 0u, 0u, 0u);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < VPT; ++i) {
+      const int e0 = ((ch * CW) + i * TPRW + lt) * V;
+      const int nv = N - e0;
+      if (row_ok && nv > 0) {
+        const bool vec = args.vec && nv >= V;
+        A wv[V];
+        if (args.w) {
+          load_params<T, P, A>(args.w, e0, args.wvec && vec, nv, wv);
+        } else {
+#pragma unroll
+          for (int k = 0; k < V; ++k) wv[k] = A(1);
+        }
+        A out[V];
+        // (x * rstd) * w: the rounding order of the eager reference.
+#pragma unroll
+        for (int k = 0; k < V; ++k) out[k] = (Elem<T>::get(pk[i], k) * r) * wv[k];
+        store_pack<T>(yr + e0, out, vec, nv);
+      }
+    }
+  }
+}
+
+template <typename T, typename P, int NT, int TPRW, int VPT, int MB>
+__global__ void __launch_bounds__(NT, MB) rms_bwd_kernel(const RmsBwdArgs<T, P> args) {
+  using A = acc_t<T>;
+  constexpr int V = PackInfo<T>::V;
+  constexpr int RPB = NT / TPRW;
+  constexpr int CW = TPRW * VPT;
+  constexpr int SLICE = VPT * V * TPRW;  // dw entries of one row group (smem mode)
+  __shared__ A s_red[NT / 32];
+  A* s_dw = dynamic_smem<A>();  // [RPB][VPT * V][TPRW] in smem mode
+
+  const int tid = threadIdx.x;
+  const int lt = tid % TPRW;
+  const int rg = tid / TPRW;  // row within the block's group
+  const int N = args.N;
+  const bool once = args.nchunks == 1;
+  const bool want_dw = args.partial != nullptr;
+  const bool dw_smem = want_dw && args.dw_smem;
+  A* gdw = want_dw ? args.partial + static_cast<long long>(blockIdx.x) * N : nullptr;
+
+  if (dw_smem) {
+    for (int i = tid; i < RPB * SLICE; i += NT) s_dw[i] = A(0);
+    // Ordered before the first update by the barrier in rms_row_sum or below.
+    __syncthreads();
+  }
+
+  const long long groups = (static_cast<long long>(args.M) + RPB - 1) / RPB;
+  for (long long grp = blockIdx.x; grp < groups; grp += gridDim.x) {
+    const long long row = grp * RPB + rg;
+    const bool row_ok = row < args.M;
+    const T* xr = args.x + (row_ok ? row : 0) * args.ldx;
+    const T* dyr = args.dy + (row_ok ? row : 0) * static_cast<long long>(N);
+    T* dxr = args.dx + (row_ok ? row : 0) * static_cast<long long>(N);
+    const A r = row_ok ? args.rstd[row] : A(0);
+
+    uint4 xk[VPT], gk[VPT];
+    A sgx = A(0);  // sum over the row of g * xhat
+    for (int ch = 0; ch < args.nchunks; ++ch) {
+#pragma unroll
+      for (int i = 0; i < VPT; ++i) {
+        const int e0 = ((ch * CW) + i * TPRW + lt) * V;
+        const int nv = N - e0;
+        const bool in = row_ok && nv > 0;
+        const bool vec = args.vec && nv >= V;
+        if (!in) {
+          xk[i] = gk[i] = make_uint4(0u, 0u, 0u, 0u);
+        } else if (once) {
+          xk[i] = load_pack<T, Ld::kNoL1>(xr + e0, vec, nv);
+          gk[i] = load_pack<T, Ld::kNoL1>(dyr + e0, vec, nv);
+        } else {
+          xk[i] = load_pack<T, Ld::kCg>(xr + e0, vec, nv);
+          gk[i] = load_pack<T, Ld::kCg>(dyr + e0, vec, nv);
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < VPT; ++i) {
+        const int e0 = ((ch * CW) + i * TPRW + lt) * V;
+        const int nv = N - e0;
+        if (row_ok && nv > 0) {
+          A wv[V];
+          if (args.w) {
+            load_params<T, P, A>(args.w, e0, args.wvec && args.vec && nv >= V, nv, wv);
+          } else {
+#pragma unroll
+            for (int k = 0; k < V; ++k) wv[k] = A(1);
+          }
+#pragma unroll
+          for (int k = 0; k < V; ++k) {
+            const A dyv = Elem<T>::get(gk[i], k);
+            const A xh = Elem<T>::get(xk[i], k) * r;
+            sgx += (dyv * wv[k]) * xh;
+            if (dw_smem) {
+              s_dw[rg * SLICE + (i * V + k) * TPRW + lt] += dyv * xh;
+            } else if (want_dw && k < nv) {
+              gdw[e0 + k] += dyv * xh;
+            }
+          }
+        }
+      }
+    }
+    const A c = rms_row_sum<NT, TPRW>(sgx, s_red) / static_cast<A>(N);
+
+    for (int ch = 0; ch < args.nchunks; ++ch) {
+      if (!once) {
+#pragma unroll
+        for (int i = 0; i < VPT; ++i) {
+          const int e0 = ((ch * CW) + i * TPRW + lt) * V;
+          const int nv = N - e0;
+          const bool in = row_ok && nv > 0;
+          const bool vec = args.vec && nv >= V;
+          xk[i] = in ? load_pack<T, Ld::kCg>(xr + e0, vec, nv) : make_uint4(0u, 0u, 0u, 0u);
+          gk[i] = in ? load_pack<T, Ld::kCg>(dyr + e0, vec, nv) : make_uint4(0u, 0u, 0u, 0u);
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < VPT; ++i) {
+        const int e0 = ((ch * CW) + i * TPRW + lt) * V;
+        const int nv = N - e0;
+        if (row_ok && nv > 0) {
+          const bool vec = args.vec && nv >= V;
+          A wv[V];
+          if (args.w) {
+            load_params<T, P, A>(args.w, e0, args.wvec && vec, nv, wv);
+          } else {
+#pragma unroll
+            for (int k = 0; k < V; ++k) wv[k] = A(1);
+          }
+          A out[V];
+          // rstd * (g - xhat * mean(g * xhat)), as in the eager reference.
+#pragma unroll
+          for (int k = 0; k < V; ++k) {
+            const A xh = Elem<T>::get(xk[i], k) * r;
+            out[k] = r * (Elem<T>::get(gk[i], k) * wv[k] - xh * c);
+          }
+          store_pack<T>(dxr + e0, out, vec, nv);
+        }
+      }
+    }
+  }
+
+  if (dw_smem) {
+    __syncthreads();
+    // Each block writes its whole partial row: slices summed in order.
+    for (int idx = tid; idx < SLICE; idx += NT) {
+      const int l = idx % TPRW;
+      const int ik = idx / TPRW;
+      const int col = ((ik / V) * TPRW + l) * V + (ik % V);
+      if (col < N) {
+        A s = A(0);
+#pragma unroll
+        for (int g = 0; g < RPB; ++g) s += s_dw[g * SLICE + idx];
+        gdw[col] = s;
+      }
+    }
+  }
+}
+
+}  // namespace normk
