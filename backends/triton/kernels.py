@@ -20,18 +20,8 @@ different warps, which would give non-uniform control flow around barriers.  So 
 word carries its own "ready" bit and is written once (0 -> final value) by a scalar 64-bit
 atomic exchange; readers use *scalar* volatile loads (every thread loads the word itself; the
 look-back loop contains no barrier, so threads may even take different paths safely: all of
-them end with the same prefix, bit for bit; see below).  Forward words pack (mean, M2) with the
+them end with a correct prefix, equal up to rounding).  Forward words pack (mean, M2) with the
 sign bit of M2 (always >= 0) as the ready bit; backward words pack one float and bit 0 = ready.
-
-Bitwise determinism (and so bitwise causality: frames after t cannot change outputs up to t):
-how far a look-back walks depends on timing, so the prefix must not depend on where it stopped.
-It is defined by a chain, ``inc(-1) = state``, ``inc(j) = chan(inc(j-1), agg(j))``, with the
-counts computed by one formula (``_fwd_counts``) and a merge with explicit ``fma`` (nothing for
-the compiler to contract differently in different copies).  Every tile publishes its inc(i) by
-that rule, and a look-back that stops at the inclusive word of tile j0 folds *left*:
-``chan(...chan(inc(j0), agg(j0+1))..., agg(i-1))``, which is inc(i-1) bit for bit by induction,
-whichever j0 it found.  The backward does the same with sums.  Within a tile the scan network is
-fixed, so frame t's value depends only on the frames <= t of the tile.
 
 cLN backward: the same machinery as a suffix scan (tickets from the last tile backwards)
 ------------------------------------------------------------------------------------------
@@ -127,12 +117,9 @@ RMS_BWD_STAGES = 2
 #: over aggregates back to the start of the sequence (exercises that path in the interpreter,
 #: where programs run in order and would otherwise always find the neighbour's prefix).
 _TEST_NO_INCLUSIVE = False
-#: Testing knob: only tiles i with i % k == 0 publish inclusive prefixes, so the look-back stops
-#: at varying distances (the outputs must not change by a bit: see ``_fwd_lookback``).
-_TEST_INC_EVERY = 1
 
 # Offset (in int64 words) of the descriptors after the ticket counter: its own 128-byte line.
-_SCR_OFF = tl.constexpr(16)
+_SCR_OFF = 16
 
 
 def _next_pow2(n: int) -> int:
@@ -158,15 +145,12 @@ def _chan(na, ma, Ma, nb, mb, Mb):
     """Chan/Welford merge of (count, mean, M2): a is the earlier partition.
 
     ``w`` divides by max(n, 1) so that two empty partitions (padding frames, n = 0) merge to
-    an empty one instead of NaN; an empty partition is then an exact identity.  The two
-    multiply-adds are explicit ``fma``s, so no fmul feeds an fadd and the compiler has nothing
-    left to contract: every inlined copy of the merge gives the same bits for the same inputs,
-    which the canonical cross-tile prefixes rely on (``_fwd_lookback``).
+    an empty one instead of NaN; an empty partition is then an exact identity.
     """
     n = na + nb
     d = mb - ma
     w = nb / tl.maximum(n, 1.0)
-    return n, tl.fma(d, w, ma), tl.fma(d * d * na, w, Ma + Mb)
+    return n, ma + d * w, Ma + Mb + d * d * na * w
 
 
 @triton.jit
@@ -200,47 +184,26 @@ def _unpack_bwd(w):
 # cLN forward
 # ============================================================================================
 @triton.jit
-def _fwd_counts(j, C, T, cnt0, BT: tl.constexpr):
-    """Float counts of tile ``j``: of everything before it (the stream history included) and of
-    its own frames.  Every merge of tile j's aggregate into a prefix uses exactly these two
-    values, in whichever program it happens (see ``_fwd_lookback``)."""
-    start = j * BT
-    end = tl.minimum(start + BT, T)
-    return cnt0 + (C * start).to(tl.float32), (C * (end - start)).to(tl.float32)
+def _fwd_lb_step(wi, wa, jk, live, found, adv, an, am, aM, C, T, cnt0, BT: tl.constexpr):
+    """Consume tile ``jk`` (the next earlier one) into the running aggregate, if ready.
 
-
-@triton.jit
-def _fwd_merge(m, M, w, j, take, C, T, cnt0, BT: tl.constexpr):
-    """Where ``take``: the prefix (m, M) of tiles < j merged with tile j's aggregate word ``w``."""
-    na, nb = _fwd_counts(j, C, T, cnt0, BT)
-    wm, wM = _unpack_fwd(w)
-    _, nm, nM = _chan(na, m, M, nb, wm, wM)
-    return tl.where(take, nm, m), tl.where(take, nM, M)
-
-
-@triton.jit
-def _fwd_lb_step(wi, wa, j, live, found, adv):
-    """Classify tile ``j`` (the next earlier one) in a look-back window.
-
-    use_i: its inclusive word is ready (the walk stops there); use_a: only its aggregate is
-    (the walk goes on).  ``live`` is false once an earlier step of the window stopped the walk
-    (inclusive prefix found, not-ready tile, or past the start).
+    ``live`` is false once a step used an inclusive prefix, met a not-ready tile, or ran past
+    the start; later steps of the window then change nothing.
     """
-    ok = live & (j >= 0)
+    ok = live & (jk >= 0)
     use_i = ok & (wi < 0)
     use_a = ok & (wi >= 0) & (wa < 0)
+    take = use_i | use_a
+    rm, rM = _unpack_fwd(tl.where(use_i, wi, wa))
+    end = tl.minimum((jk + 1) * BT, T)
+    rn = tl.where(use_i, cnt0 + C * end, C * (end - jk * BT)).to(tl.float32)
+    nn, nm, nM = _chan(rn, rm, rM, an, am, aM)
+    an = tl.where(take, nn, an)
+    am = tl.where(take, nm, am)
+    aM = tl.where(take, nM, aM)
     found = tl.where(use_i, 1, found)
-    adv = adv + (use_i | use_a).to(tl.int32)
-    return use_a, use_i, found, adv
-
-
-@triton.jit
-def _fwd_lb_fold(wi, wa, j, use_i, use_a, m, M, C, T, cnt0, BT: tl.constexpr):
-    """One tile of a window's left fold: restart from its inclusive word or merge its aggregate."""
-    im, iM = _unpack_fwd(wi)
-    m = tl.where(use_i, im, m)
-    M = tl.where(use_i, iM, M)
-    return _fwd_merge(m, M, wa, j, use_a, C, T, cnt0, BT)
+    adv = adv + take.to(tl.int32)
+    return use_a, found, adv, an, am, aM
 
 
 @triton.jit
@@ -250,28 +213,16 @@ def _fwd_lookback(d_ptr, i, C, T, cnt0, m0, M0, BT: tl.constexpr, W: tl.constexp
     ``d_ptr`` points at this sequence's descriptors: tile j has its aggregate word at
     ``d_ptr + 2*j`` and its inclusive word at ``d_ptr + 2*j + 1`` (adjacent, so one pointer and
     immediate offsets address a whole window: few registers while the tile is held).
-
-    The value is canonical (bitwise independent of timing): it is the chain
-    ``inc(-1) = state``, ``inc(j) = chan(inc(j-1), agg(j))`` (counts from ``_fwd_counts``) at
-    j = i-1, which is also how every tile computes the inclusive word it publishes.
-    1. Walk back from tile i-1, W tiles per round trip, to the nearest tile j0 whose inclusive
-       word is ready, every tile in between having its aggregate ready; or past the start
-       (j0 = -1, inc(-1) = the state).  A not-ready tile ends the round; the next round
-       re-reads from it (the spin).
-    2. Fold left: P = inc(j0), then P = chan(P, agg(j)) for j = j0+1, ..., i-1 in that order:
-       the chain's own order, so P = inc(i-1) bit for bit by induction, whichever j0 the walk
-       found.  (Merging right to left as the walk goes would round differently for different
-       j0, and timing would leak into the outputs: neither deterministic nor bitwise causal.)
-    The part of the fold inside the last round's window uses the words still in registers (so
-    the usual case, j0 in the first window, costs nothing more); tiles walked over in earlier
-    rounds are read again (a word is written once, then immutable, and sits in L2).
-    Only scalar loads and no barrier: see the module docstring.
+    Walks back from tile i-1, W tiles per round trip, combining aggregates until it meets an
+    inclusive prefix (which already contains the state) or the start of the sequence (then
+    the state is the initial prefix).  A not-ready tile ends the round; the next round
+    re-reads from it (the spin).  Only scalar loads: see the module docstring.
     """
-    m = m0
-    M = M0
+    an = tl.zeros([], tl.float32)
+    am = tl.zeros([], tl.float32)
+    aM = tl.zeros([], tl.float32)
     found = tl.zeros([], tl.int32)
     j = i - 1
-    jtop = j
     while (j >= 0) & (found == 0):
         # Issue every load of the window before using any, so the window costs one latency.
         p = d_ptr + 2 * j
@@ -286,58 +237,27 @@ def _fwd_lookback(d_ptr, i, C, T, cnt0, m0, M0, BT: tl.constexpr, W: tl.constexp
         if W >= 4:
             wa3 = tl.load(p - 6, mask=j >= 3, other=0, volatile=True)
             wi3 = tl.load(p - 5, mask=j >= 3, other=0, volatile=True)
+        live = j >= 0
         adv = tl.zeros([], tl.int32)
-        ua0, ui0, found, adv = _fwd_lb_step(wi0, wa0, j, j >= 0, found, adv)
+        live, found, adv, an, am, aM = _fwd_lb_step(
+            wi0, wa0, j, live, found, adv, an, am, aM, C, T, cnt0, BT
+        )
         if W >= 2:
-            ua1, ui1, found, adv = _fwd_lb_step(wi1, wa1, j - 1, ua0, found, adv)
+            live, found, adv, an, am, aM = _fwd_lb_step(
+                wi1, wa1, j - 1, live, found, adv, an, am, aM, C, T, cnt0, BT
+            )
         if W >= 3:
-            ua2, ui2, found, adv = _fwd_lb_step(wi2, wa2, j - 2, ua1, found, adv)
+            live, found, adv, an, am, aM = _fwd_lb_step(
+                wi2, wa2, j - 2, live, found, adv, an, am, aM, C, T, cnt0, BT
+            )
         if W >= 4:
-            ua3, ui3, found, adv = _fwd_lb_step(wi3, wa3, j - 3, ua2, found, adv)
-        # Left fold of the window, oldest tile first, from the state (right if the walk passes
-        # the start).  Only the last round's fold is kept: that round found j0 or the start.
-        m = m0
-        M = M0
-        if W >= 4:
-            m, M = _fwd_lb_fold(wi3, wa3, j - 3, ui3, ua3, m, M, C, T, cnt0, BT)
-        if W >= 3:
-            m, M = _fwd_lb_fold(wi2, wa2, j - 2, ui2, ua2, m, M, C, T, cnt0, BT)
-        if W >= 2:
-            m, M = _fwd_lb_fold(wi1, wa1, j - 1, ui1, ua1, m, M, C, T, cnt0, BT)
-        m, M = _fwd_lb_fold(wi0, wa0, j, ui0, ua0, m, M, C, T, cnt0, BT)
-        jtop = j
+            live, found, adv, an, am, aM = _fwd_lb_step(
+                wi3, wa3, j - 3, live, found, adv, an, am, aM, C, T, cnt0, BT
+            )
         j = j - adv
-    # Tiles jtop+1 .. i-1 were walked over in earlier rounds (all their aggregates were seen
-    # ready): merge them in, in increasing order.  The readiness test only guards the
-    # invariant (a word seen ready stays ready); a round stops at a not-ready word and retries.
-    j = jtop + 1
-    while j < i:
-        q = d_ptr + 2 * j
-        v0 = tl.load(q, volatile=True)
-        if W >= 2:
-            v1 = tl.load(q + 2, mask=j + 1 < i, other=0, volatile=True)
-        if W >= 3:
-            v2 = tl.load(q + 4, mask=j + 2 < i, other=0, volatile=True)
-        if W >= 4:
-            v3 = tl.load(q + 6, mask=j + 3 < i, other=0, volatile=True)
-        t = v0 < 0
-        adv = t.to(tl.int32)
-        m, M = _fwd_merge(m, M, v0, j, t, C, T, cnt0, BT)
-        if W >= 2:
-            t = t & (v1 < 0)
-            adv = adv + t.to(tl.int32)
-            m, M = _fwd_merge(m, M, v1, j + 1, t, C, T, cnt0, BT)
-        if W >= 3:
-            t = t & (v2 < 0)
-            adv = adv + t.to(tl.int32)
-            m, M = _fwd_merge(m, M, v2, j + 2, t, C, T, cnt0, BT)
-        if W >= 4:
-            t = t & (v3 < 0)
-            adv = adv + t.to(tl.int32)
-            m, M = _fwd_merge(m, M, v3, j + 3, t, C, T, cnt0, BT)
-        j = j + adv
-    pn, _ = _fwd_counts(i, C, T, cnt0, BT)
-    return pn, m, M
+    sn, sm, sM = _chan(cnt0, m0, M0, an, am, aM)
+    hit = found != 0
+    return tl.where(hit, an, sn), tl.where(hit, am, sm), tl.where(hit, aM, sM)
 
 
 @triton.jit
@@ -356,21 +276,24 @@ def _cln_fwd_kernel(
     B,
     C,
     T,
+    NTB,
     eps,
+    HAS_STATE: tl.constexpr,
+    HAS_GAMMA: tl.constexpr,
+    HAS_BETA: tl.constexpr,
     BLOCK_C: tl.constexpr,
     BT: tl.constexpr,
     NUM_CB: tl.constexpr,
     LOOKBACK: tl.constexpr,
-    INC_EVERY: tl.constexpr,
+    PUBLISH_INC: tl.constexpr,
+    SCR_OFF: tl.constexpr,
 ):
-    # gamma/beta/state pointers may be None (a compile-time constant: the code is left out).
     # Ticket -> (b, i).  Sequences are interleaved (b fastest) so that the tiles in flight at
     # one time are spread over the batch: shorter look-back chains per sequence.
     k = tl.atomic_add(scr_ptr, 1).to(tl.int32)
-    NTB = tl.cdiv(T, BT)
     b = k % B
     i = k // B
-    d_ptr = scr_ptr + _SCR_OFF + 2 * (b * NTB)  # [AGG, INC] word pairs of this sequence
+    d_ptr = scr_ptr + SCR_OFF + 2 * (b * NTB)  # [AGG, INC] word pairs of this sequence
 
     b64 = b.to(tl.int64)
     x_base = x_ptr + b64 * C * T
@@ -379,7 +302,7 @@ def _cln_fwd_kernel(
     tmask = offs_t < T
     offs_c = tl.arange(0, BLOCK_C)
 
-    if cnt_ptr is not None:
+    if HAS_STATE:
         cnt0 = tl.load(cnt_ptr + b).to(tl.float32)
         m0 = tl.load(m0_ptr + b)
         M0 = tl.load(M0_ptr + b)
@@ -416,30 +339,21 @@ def _cln_fwd_kernel(
             bn = tl.where(tmask, nc, 0).to(tl.float32)
             fn, fm, fM = _chan(fn, fm, fM, bn, bm, bM)
 
-    # In-tile inclusive scan over frames.  Frame t's value depends only on frames <= t of the
-    # tile (the scan network is fixed, whatever the data): later frames, padding included,
-    # cannot change its bits.  Padding frames (n = 0) are identities, so the last element is
-    # the tile aggregate.
+    # In-tile inclusive scan over frames; padding frames (n = 0) are identities, so the last
+    # element is the tile aggregate.
     sn, sm, sM = tl.associative_scan((fn, fm, fM), 0, _chan)
     last = tl.arange(0, BT) == BT - 1
+    an = tl.sum(tl.where(last, sn, 0.0), axis=0)
     am = tl.sum(tl.where(last, sm, 0.0), axis=0)
     aM = tl.sum(tl.where(last, sM, 0.0), axis=0)
 
     # ---- publish the aggregate, look back, publish the inclusive prefix ----------------
     # (For tile 0 the aggregate is never read; publishing it anyway keeps the code branchless.)
-    aw = _pack_fwd(am, aM)
-    tl.atomic_xchg(d_ptr + 2 * i, aw, sem="relaxed")
+    tl.atomic_xchg(d_ptr + 2 * i, _pack_fwd(am, aM), sem="relaxed")
     pn, pm, pM = _fwd_lookback(d_ptr, i, C, T, cnt0, m0, M0, BT, LOOKBACK)
-    # inc(i) = chan(P(i), agg(i)) from exactly the bits a later tile would merge (the word,
-    # its counts): the chain of ``_fwd_lookback``.
-    _, an = _fwd_counts(i, C, T, cnt0, BT)
-    am, aM = _unpack_fwd(aw)
-    _, inm, inM = _chan(pn, pm, pM, an, am, aM)
-    if INC_EVERY == 1:
+    inn, inm, inM = _chan(pn, pm, pM, an, am, aM)
+    if PUBLISH_INC:
         tl.atomic_xchg(d_ptr + 2 * i + 1, _pack_fwd(inm, inM), sem="relaxed")
-    elif INC_EVERY > 1:  # testing: only every INC_EVERY-th tile publishes
-        iw = _pack_fwd(inm, inM)
-        tl.atomic_xchg(d_ptr + 2 * i + 1, iw, mask=i % INC_EVERY == 0, sem="relaxed")
     tl.store(m2_ptr + b, inM, mask=i == NTB - 1)
 
     # ---- per-frame final statistics and the output ----------------------------------
@@ -451,10 +365,10 @@ def _cln_fwd_kernel(
 
     if NUM_CB == 1:
         out = (x - m_t[None, :]) * r_t[None, :]
-        if gamma_ptr is not None:
+        if HAS_GAMMA:
             gam = tl.load(gamma_ptr + offs_c, mask=cmask, other=0.0).to(tl.float32)
             out = out * gam[:, None]
-        if beta_ptr is not None:
+        if HAS_BETA:
             bet = tl.load(beta_ptr + offs_c, mask=cmask, other=0.0).to(tl.float32)
             out = out + bet[:, None]
         tl.store(y_base + offs, out.to(y_ptr.dtype.element_ty), mask=mask)
@@ -466,10 +380,10 @@ def _cln_fwd_kernel(
             offs = cc[:, None] * T + offs_t[None, :]
             xb = tl.load(x_base + offs, mask=mask, other=0.0).to(tl.float32)
             out = (xb - m_t[None, :]) * r_t[None, :]
-            if gamma_ptr is not None:
+            if HAS_GAMMA:
                 gam = tl.load(gamma_ptr + cc, mask=cmask, other=0.0).to(tl.float32)
                 out = out * gam[:, None]
-            if beta_ptr is not None:
+            if HAS_BETA:
                 bet = tl.load(beta_ptr + cc, mask=cmask, other=0.0).to(tl.float32)
                 out = out + bet[:, None]
             tl.store(y_base + offs, out.to(y_ptr.dtype.element_ty), mask=mask)
@@ -479,28 +393,19 @@ def _cln_fwd_kernel(
 # cLN backward
 # ============================================================================================
 @triton.jit
-def _bwd_lb_step(i0, i1, i2, a0, a1, a2, ok, live, found, adv):
-    """Classify one tile of a backward look-back window (see ``_fwd_lb_step``)."""
+def _bwd_lb_step(i0, i1, i2, a0, a1, a2, ok, live, found, adv, ea, eb, ep):
     ok = live & ok
     vi = ((i0 & i1 & i2) & 1) != 0
     va = ((a0 & a1 & a2) & 1) != 0
     use_i = ok & vi
     use_a = ok & va & (vi == 0)
+    take = use_i | use_a
+    ea = tl.where(take, ea + _unpack_bwd(tl.where(use_i, i0, a0)), ea)
+    eb = tl.where(take, eb + _unpack_bwd(tl.where(use_i, i1, a1)), eb)
+    ep = tl.where(take, ep + _unpack_bwd(tl.where(use_i, i2, a2)), ep)
     found = tl.where(use_i, 1, found)
-    adv = adv + (use_i | use_a).to(tl.int32)
-    return use_a, use_i, found, adv
-
-
-@triton.jit
-def _bwd_lb_fold(i0, i1, i2, a0, a1, a2, use_i, use_a, ea, eb, ep):
-    """One tile of a window's fold: restart from its inclusive sums or add its aggregate."""
-    ea = tl.where(use_i, _unpack_bwd(i0), ea)
-    eb = tl.where(use_i, _unpack_bwd(i1), eb)
-    ep = tl.where(use_i, _unpack_bwd(i2), ep)
-    ea = tl.where(use_a, ea + _unpack_bwd(a0), ea)
-    eb = tl.where(use_a, eb + _unpack_bwd(a1), eb)
-    ep = tl.where(use_a, ep + _unpack_bwd(a2), ep)
-    return ea, eb, ep
+    adv = adv + take.to(tl.int32)
+    return use_a, found, adv, ea, eb, ep
 
 
 @triton.jit
@@ -508,17 +413,13 @@ def _bwd_lookback(d_ptr, i, NTB, W: tl.constexpr):
     """Exclusive suffix sums (S_a, S_b, P) over the later tiles i+1 .. NTB-1.
 
     Tile j's six words are adjacent at ``d_ptr + 6*j``: aggregate (a, b, p) then inclusive
-    (a, b, p).  Same scheme as ``_fwd_lookback``, mirrored: the canonical value is the chain
-    ``inc(NTB) = 0``, ``inc(j) = inc(j+1) + agg(j)``; the walk finds the nearest later tile j0
-    with its inclusive words ready (or j0 = NTB), and the fold adds agg(j0-1), ..., agg(i+1)
-    to inc(j0) in that order, so the result is inc(i+1) bit for bit whichever j0 was found.
+    (a, b, p).  Same scheme as ``_fwd_lookback``.
     """
     ea = tl.zeros([], tl.float32)
     eb = tl.zeros([], tl.float32)
     ep = tl.zeros([], tl.float32)
     found = tl.zeros([], tl.int32)
     j = i + 1
-    jbot = j
     while (j < NTB) & (found == 0):
         p = d_ptr + 6 * j
         a00 = tl.load(p, volatile=True)
@@ -537,43 +438,14 @@ def _bwd_lookback(d_ptr, i, NTB, W: tl.constexpr):
             i12 = tl.load(p + 11, mask=m1, other=0, volatile=True)
         live = j < NTB
         adv = tl.zeros([], tl.int32)
-        ua0, ui0, found, adv = _bwd_lb_step(i00, i01, i02, a00, a01, a02, live, live, found, adv)
+        live, found, adv, ea, eb, ep = _bwd_lb_step(
+            i00, i01, i02, a00, a01, a02, live, live, found, adv, ea, eb, ep
+        )
         if W >= 2:
-            ua1, ui1, found, adv = _bwd_lb_step(i10, i11, i12, a10, a11, a12, m1, ua0, found, adv)
-        # Fold of the window, latest tile first, from 0 (right if the walk passes the end);
-        # only the last round's fold is kept.
-        ea = tl.zeros([], tl.float32)
-        eb = tl.zeros([], tl.float32)
-        ep = tl.zeros([], tl.float32)
-        if W >= 2:
-            ea, eb, ep = _bwd_lb_fold(i10, i11, i12, a10, a11, a12, ui1, ua1, ea, eb, ep)
-        ea, eb, ep = _bwd_lb_fold(i00, i01, i02, a00, a01, a02, ui0, ua0, ea, eb, ep)
-        jbot = j
+            live, found, adv, ea, eb, ep = _bwd_lb_step(
+                i10, i11, i12, a10, a11, a12, m1, live, found, adv, ea, eb, ep
+            )
         j = j + adv
-    # Tiles jbot-1 .. i+1 were walked over in earlier rounds: add them, in decreasing order.
-    j = jbot - 1
-    while j > i:
-        q = d_ptr + 6 * j
-        v00 = tl.load(q, volatile=True)
-        v01 = tl.load(q + 1, volatile=True)
-        v02 = tl.load(q + 2, volatile=True)
-        if W >= 2:
-            n1 = j - 1 > i
-            v10 = tl.load(q - 6, mask=n1, other=0, volatile=True)
-            v11 = tl.load(q - 5, mask=n1, other=0, volatile=True)
-            v12 = tl.load(q - 4, mask=n1, other=0, volatile=True)
-        t = ((v00 & v01 & v02) & 1) != 0
-        adv = t.to(tl.int32)
-        ea = tl.where(t, ea + _unpack_bwd(v00), ea)
-        eb = tl.where(t, eb + _unpack_bwd(v01), eb)
-        ep = tl.where(t, ep + _unpack_bwd(v02), ep)
-        if W >= 2:
-            t = t & n1 & (((v10 & v11 & v12) & 1) != 0)
-            adv = adv + t.to(tl.int32)
-            ea = tl.where(t, ea + _unpack_bwd(v10), ea)
-            eb = tl.where(t, eb + _unpack_bwd(v11), eb)
-            ep = tl.where(t, ep + _unpack_bwd(v12), ep)
-        j = j - adv
     return ea, eb, ep
 
 
@@ -592,20 +464,24 @@ def _cln_bwd_kernel(
     B,
     C,
     T,
+    NTB,
+    HAS_COUNT: tl.constexpr,
+    HAS_GAMMA: tl.constexpr,
+    HAS_DG: tl.constexpr,
+    HAS_DB: tl.constexpr,
     BLOCK_C: tl.constexpr,
     BT: tl.constexpr,
     NUM_CB: tl.constexpr,
     LOOKBACK: tl.constexpr,
-    INC_EVERY: tl.constexpr,
+    PUBLISH_INC: tl.constexpr,
+    SCR_OFF: tl.constexpr,
 ):
-    # gamma/count/dgamma/dbeta pointers may be None (compile-time: the code is left out).
     # Tickets from the last tile backwards: a tile waits only on later tiles (smaller tickets).
     k = tl.atomic_add(scr_ptr, 1).to(tl.int32)
-    NTB = tl.cdiv(T, BT)
     b = k % B
     i = NTB - 1 - k // B
     tile = b * NTB + i
-    d_ptr = scr_ptr + _SCR_OFF + 6 * (b * NTB)  # 6 words per tile: aggregate, inclusive
+    d_ptr = scr_ptr + SCR_OFF + 6 * (b * NTB)  # 6 words per tile: aggregate, inclusive
 
     b64 = b.to(tl.int64)
     x_base = x_ptr + b64 * C * T
@@ -619,7 +495,7 @@ def _cln_bwd_kernel(
     mu = tl.load(mean_ptr + st_offs, mask=tmask, other=0.0)
     r = tl.load(rstd_ptr + st_offs, mask=tmask, other=0.0)  # r = 0 on padding: a = b = 0
     K = tl.load(mean_ptr + b64 * T)
-    if cnt_ptr is not None:
+    if HAS_COUNT:
         cnt0 = tl.load(cnt_ptr + b).to(tl.float32)
     else:
         cnt0 = tl.zeros([], tl.float32)
@@ -635,16 +511,16 @@ def _cln_bwd_kernel(
         # One tile-sized temporary u = dy*(x-mu): G2 = r*sum_c gamma*u and the dgamma partial
         # sum_t u*r both come from it, so only x, dy and u are live at the peak (registers).
         u = dy * (x - mu[None, :])
-        if gamma_ptr is not None:
+        if HAS_GAMMA:
             gam = tl.load(gamma_ptr + offs_c, mask=cmask, other=0.0).to(tl.float32)
             G1 = tl.sum(dy * gam[:, None], axis=0)
             G2 = r * tl.sum(u * gam[:, None], axis=0)
         else:
             G1 = tl.sum(dy, axis=0)
             G2 = r * tl.sum(u, axis=0)
-        if dgp_ptr is not None:
+        if HAS_DG:
             tl.store(dgp_ptr + tile * C + offs_c, tl.sum(u * r[None, :], axis=1), mask=cmask)
-        if dbp_ptr is not None:
+        if HAS_DB:
             tl.store(dbp_ptr + tile * C + offs_c, tl.sum(dy, axis=1), mask=cmask)
     else:
         G1 = tl.zeros([BT], tl.float32)
@@ -657,16 +533,16 @@ def _cln_bwd_kernel(
             xb = tl.load(x_base + offs, mask=mask, other=0.0).to(tl.float32)
             dyb = tl.load(dy_base + offs, mask=mask, other=0.0).to(tl.float32)
             ub = dyb * (xb - mu[None, :])
-            if gamma_ptr is not None:
+            if HAS_GAMMA:
                 gam = tl.load(gamma_ptr + cc, mask=cmask, other=0.0).to(tl.float32)
                 G1 += tl.sum(dyb * gam[:, None], axis=0)
                 G2 += tl.sum(ub * gam[:, None], axis=0)
             else:
                 G1 += tl.sum(dyb, axis=0)
                 G2 += tl.sum(ub, axis=0)
-            if dgp_ptr is not None:
+            if HAS_DG:
                 tl.store(dgp_ptr + tile * C + cc, tl.sum(ub * r[None, :], axis=1), mask=cmask)
-            if dbp_ptr is not None:
+            if HAS_DB:
                 tl.store(dbp_ptr + tile * C + cc, tl.sum(dyb, axis=1), mask=cmask)
 
     if NUM_CB != 1:
@@ -687,23 +563,17 @@ def _cln_bwd_kernel(
     tl.atomic_xchg(dp + 1, _pack_bwd(tb), sem="relaxed")
     tl.atomic_xchg(dp + 2, _pack_bwd(tp), sem="relaxed")
     ea, eb, ep = _bwd_lookback(d_ptr, i, NTB, LOOKBACK)
-    # inc(i) = inc(i+1) + agg(i): the chain of ``_bwd_lookback`` (IEEE addition commutes).
-    if INC_EVERY == 1:
-        tl.atomic_xchg(dp + 3, _pack_bwd(ea + ta), sem="relaxed")
-        tl.atomic_xchg(dp + 4, _pack_bwd(eb + tb), sem="relaxed")
-        tl.atomic_xchg(dp + 5, _pack_bwd(ep + tp), sem="relaxed")
-    elif INC_EVERY > 1:  # testing: only every INC_EVERY-th tile publishes
-        pub = i % INC_EVERY == 0
-        tl.atomic_xchg(dp + 3, _pack_bwd(ea + ta), mask=pub, sem="relaxed")
-        tl.atomic_xchg(dp + 4, _pack_bwd(eb + tb), mask=pub, sem="relaxed")
-        tl.atomic_xchg(dp + 5, _pack_bwd(ep + tp), mask=pub, sem="relaxed")
+    if PUBLISH_INC:
+        tl.atomic_xchg(dp + 3, _pack_bwd(ta + ea), sem="relaxed")
+        tl.atomic_xchg(dp + 4, _pack_bwd(tb + eb), sem="relaxed")
+        tl.atomic_xchg(dp + 5, _pack_bwd(tp + ep), sem="relaxed")
     Sa = Sa + ea
     Sb = Sb + eb
     P = P + ep
 
     # ---- dx = r*g - S_a - (x-K)*S_b + P ------------------------------------------------
     if NUM_CB == 1:
-        if gamma_ptr is not None:
+        if HAS_GAMMA:
             g = dy * gam[:, None]
         else:
             g = dy
@@ -718,7 +588,7 @@ def _cln_bwd_kernel(
             offs = cc[:, None] * T + offs_t[None, :]
             xb = tl.load(x_base + offs, mask=mask, other=0.0).to(tl.float32)
             dyb = tl.load(dy_base + offs, mask=mask, other=0.0).to(tl.float32)
-            if gamma_ptr is not None:
+            if HAS_GAMMA:
                 gam = tl.load(gamma_ptr + cc, mask=cmask, other=0.0).to(tl.float32)
                 gb = dyb * gam[:, None]
             else:
@@ -811,18 +681,19 @@ def cln_forward(
         CLN_MAX_BT,
         CLN_MIN_TILES_PER_SM,
     )
-    nt = B * triton.cdiv(T, bt)
+    ntb = triton.cdiv(T, bt)
+    nt = B * ntb
     # Ticket counter + aggregate and inclusive words of every tile; zeroed = "not published".
-    scr = torch.zeros(_SCR_OFF.value + 2 * nt, dtype=torch.int64, device=x.device)
-    cnt, m0, M0 = state if state is not None else (None, None, None)
-    # Absent optional tensors are passed as None: Triton specializes them as constants (the
-    # kernel tests ``is not None`` at compile time), which is cheaper per launch than a dummy
-    # tensor plus a flag.
+    scr = torch.zeros(_SCR_OFF + 2 * nt, dtype=torch.int64, device=x.device)
+    if state is not None:
+        cnt, m0, M0 = state
+    else:
+        cnt = m0 = M0 = mean  # dummies, never read (HAS_STATE=False)
     _cln_fwd_kernel[(nt,)](
         x,
         y,
-        gamma,
-        beta,
+        gamma if gamma is not None else x,
+        beta if beta is not None else x,
         mean,
         rstd,
         m2_last,
@@ -833,12 +704,17 @@ def cln_forward(
         B,
         C,
         T,
+        ntb,
         float(eps),
+        HAS_STATE=state is not None,
+        HAS_GAMMA=gamma is not None,
+        HAS_BETA=beta is not None,
         BLOCK_C=block_c,
         BT=bt,
         NUM_CB=num_cb,
         LOOKBACK=CLN_FWD_LOOKBACK,
-        INC_EVERY=0 if _TEST_NO_INCLUSIVE else _TEST_INC_EVERY,
+        PUBLISH_INC=not _TEST_NO_INCLUSIVE,
+        SCR_OFF=_SCR_OFF,
         num_warps=num_warps,
         maxnreg=maxnreg,
     )
@@ -874,19 +750,20 @@ def cln_backward(
         CLN_MAX_BT,
         CLN_MIN_TILES_PER_SM,
     )
-    nt = B * triton.cdiv(T, bt)
-    scr = torch.zeros(_SCR_OFF.value + 6 * nt, dtype=torch.int64, device=x.device)
+    ntb = triton.cdiv(T, bt)
+    nt = B * ntb
+    scr = torch.zeros(_SCR_OFF + 6 * nt, dtype=torch.int64, device=x.device)
     # Per-tile partials of dgamma/dbeta, indexed by tile (not ticket): the fixed-order sum
     # below is then deterministic.
-    dgp = torch.empty((nt, C), dtype=torch.float32, device=x.device) if dgamma is not None else None
-    dbp = torch.empty((nt, C), dtype=torch.float32, device=x.device) if dbeta is not None else None
+    dgp = torch.empty((nt, C), dtype=torch.float32, device=x.device) if dgamma is not None else dx
+    dbp = torch.empty((nt, C), dtype=torch.float32, device=x.device) if dbeta is not None else dx
     _cln_bwd_kernel[(nt,)](
         dy,
         x,
-        gamma,
+        gamma if gamma is not None else x,
         mean,
         rstd,
-        count,
+        count if count is not None else mean,
         dx,
         dgp,
         dbp,
@@ -894,11 +771,17 @@ def cln_backward(
         B,
         C,
         T,
+        ntb,
+        HAS_COUNT=count is not None,
+        HAS_GAMMA=gamma is not None,
+        HAS_DG=dgamma is not None,
+        HAS_DB=dbeta is not None,
         BLOCK_C=block_c,
         BT=bt,
         NUM_CB=num_cb,
         LOOKBACK=CLN_BWD_LOOKBACK,
-        INC_EVERY=0 if _TEST_NO_INCLUSIVE else _TEST_INC_EVERY,
+        PUBLISH_INC=not _TEST_NO_INCLUSIVE,
+        SCR_OFF=_SCR_OFF,
         num_warps=num_warps,
         maxnreg=maxnreg,
     )
@@ -921,6 +804,7 @@ def _rms_fwd_kernel(
     N,
     stride_x,
     eps,
+    HAS_W: tl.constexpr,
     ROWS: tl.constexpr,
     BLOCK_N: tl.constexpr,
 ):
@@ -934,7 +818,7 @@ def _rms_fwd_kernel(
     x = x.to(tl.float32)
     r = 1.0 / tl.sqrt(tl.sum(x * x, axis=1) / N + eps)
     y = x * r[:, None]
-    if w_ptr is not None:
+    if HAS_W:
         w = tl.load(w_ptr + cols, mask=cmask, other=0.0).to(tl.float32)
         y = y * w[None, :]
     tl.store(y_ptr + rows64[:, None] * N + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
@@ -952,13 +836,15 @@ def _rms_rowdot_kernel(
     N,
     stride_x,
     eps,
+    BWD: tl.constexpr,
+    HAS_W: tl.constexpr,
     ROWS: tl.constexpr,
     BLOCK_N: tl.constexpr,
 ):
     """Looped row statistics for huge N.
 
-    Forward (``dy_ptr`` None): out = rstd = 1/sqrt(mean(x^2) + eps).
-    Backward: out = c = mean(g * xhat) = rstd * sum(dy * w * x) / N.
+    Forward (BWD=False): out = rstd = 1/sqrt(mean(x^2) + eps).
+    Backward (BWD=True): out = c = mean(g * xhat) = rstd * sum(dy * w * x) / N.
     """
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     rmask = rows < M
@@ -970,17 +856,17 @@ def _rms_rowdot_kernel(
         mask = rmask[:, None] & cmask[None, :]
         x = tl.load(x_ptr + rows64[:, None] * stride_x + cols[None, :], mask=mask, other=0.0)
         x = x.to(tl.float32)
-        if dy_ptr is not None:
+        if BWD:
             dy = tl.load(dy_ptr + rows64[:, None] * N + cols[None, :], mask=mask, other=0.0)
             g = dy.to(tl.float32)
-            if w_ptr is not None:
+            if HAS_W:
                 w = tl.load(w_ptr + cols, mask=cmask, other=0.0).to(tl.float32)
                 g = g * w[None, :]
             acc += g * x
         else:
             acc += x * x
     s = tl.sum(acc, axis=1)
-    if dy_ptr is not None:
+    if BWD:
         r = tl.load(rstd_ptr + rows, mask=rmask, other=0.0)
         out = r * s / N
     else:
@@ -997,6 +883,7 @@ def _rms_scale_kernel(
     M,
     N,
     stride_x,
+    HAS_W: tl.constexpr,
     ROWS: tl.constexpr,
     BLOCK_N: tl.constexpr,
 ):
@@ -1010,7 +897,7 @@ def _rms_scale_kernel(
     x = tl.load(x_ptr + rows64[:, None] * stride_x + cols[None, :], mask=mask, other=0.0)
     r = tl.load(rstd_ptr + rows, mask=rmask, other=0.0)
     y = x.to(tl.float32) * r[:, None]
-    if w_ptr is not None:
+    if HAS_W:
         w = tl.load(w_ptr + cols, mask=cmask, other=0.0).to(tl.float32)
         y = y * w[None, :]
     tl.store(y_ptr + rows64[:, None] * N + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
@@ -1029,6 +916,9 @@ def _rms_bwd_kernel(
     N,
     stride_x,
     rows_per_prog,
+    HAS_W: tl.constexpr,
+    HAS_DW: tl.constexpr,
+    HAS_C: tl.constexpr,
     ROWS: tl.constexpr,
     BLOCK_N: tl.constexpr,
     NUM_STAGES: tl.constexpr,
@@ -1036,7 +926,7 @@ def _rms_bwd_kernel(
     """Program (p, q): rows [p*rows_per_prog, ...) x column block q.
 
     dx = rstd * (g - xhat * c) with c = mean(g * xhat) computed here from the whole row
-    (``c_ptr`` None, one column block) or precomputed by ``_rms_rowdot_kernel``.
+    (HAS_C=False, one column block) or precomputed by ``_rms_rowdot_kernel`` (HAS_C=True).
     The dw partial of the program stays in registers and is written once to row p of the
     (programs, N) partials.
     """
@@ -1045,7 +935,7 @@ def _rms_bwd_kernel(
     cmask = cols < N
     row_start = pid * rows_per_prog
     row_end = tl.minimum(row_start + rows_per_prog, M)
-    if w_ptr is not None:
+    if HAS_W:
         w = tl.load(w_ptr + cols, mask=cmask, other=0.0).to(tl.float32)
     acc = tl.zeros([ROWS, BLOCK_N], tl.float32)
     # num_stages > 1: Triton's pipeliner prefetches the next rows (cp.async into shared
@@ -1060,21 +950,21 @@ def _rms_bwd_kernel(
         dy = tl.load(dy_ptr + rows64[:, None] * N + cols[None, :], mask=mask, other=0.0)
         dy = dy.to(tl.float32)
         r = tl.load(rstd_ptr + rows, mask=rmask, other=0.0)
-        if w_ptr is not None:
+        if HAS_W:
             g = dy * w[None, :]
         else:
             g = dy
         xhat = x * r[:, None]
-        if c_ptr is not None:
+        if HAS_C:
             c = tl.load(c_ptr + rows, mask=rmask, other=0.0)
         else:
             c = tl.sum(g * xhat, axis=1) / N
         dx = r[:, None] * (g - xhat * c[:, None])
         dx_ptrs = dx_ptr + rows64[:, None] * N + cols[None, :]
         tl.store(dx_ptrs, dx.to(dx_ptr.dtype.element_ty), mask=mask)
-        if dwp_ptr is not None:
+        if HAS_DW:
             acc += dy * xhat
-    if dwp_ptr is not None:
+    if HAS_DW:
         tl.store(dwp_ptr + pid.to(tl.int64) * N + cols, tl.sum(acc, axis=0), mask=cmask)
 
 
@@ -1140,16 +1030,18 @@ def rmsnorm_forward(x: Tensor, weight: Tensor | None, eps: float, y: Tensor, rst
     looped, rows, block_n, num_warps = _rms_fwd_config(
         M, N, RMS_FWD_MAX_BLOCK_N, RMS_LOOP_BLOCK_N, RMS_ROW_TILE
     )
+    w = weight if weight is not None else x
     if not looped:
         _rms_fwd_kernel[(triton.cdiv(M, rows),)](
             x,
-            weight,
+            w,
             y,
             rstd,
             M,
             N,
             x.stride(0),
             float(eps),
+            HAS_W=weight is not None,
             ROWS=rows,
             BLOCK_N=block_n,
             num_warps=num_warps,
@@ -1157,26 +1049,29 @@ def rmsnorm_forward(x: Tensor, weight: Tensor | None, eps: float, y: Tensor, rst
         return
     _rms_rowdot_kernel[(M,)](
         x,
-        None,  # no dy: the forward statistic
-        None,
-        None,
+        x,
+        w,
+        rstd,
         rstd,
         M,
         N,
         x.stride(0),
         float(eps),
+        BWD=False,
+        HAS_W=False,
         ROWS=1,
         BLOCK_N=block_n,
         num_warps=num_warps,
     )
     _rms_scale_kernel[(M, triton.cdiv(N, block_n))](
         x,
-        weight,
+        w,
         rstd,
         y,
         M,
         N,
         x.stride(0),
+        HAS_W=weight is not None,
         ROWS=1,
         BLOCK_N=block_n,
         num_warps=num_warps,
@@ -1197,29 +1092,32 @@ def rmsnorm_backward(
         RMS_BWD_RESIDENT_WARPS,
         RMS_BWD_MIN_ROWS_PER_PROG,
     )
-    dwp = torch.empty((progs, N), dtype=torch.float32, device=x.device) if dw is not None else None
+    w = weight if weight is not None else x
+    dwp = torch.empty((progs, N), dtype=torch.float32, device=x.device) if dw is not None else dx
     if looped:
         c = torch.empty(M, dtype=torch.float32, device=x.device)
         _rms_rowdot_kernel[(M,)](
             x,
             dy,
-            weight,
+            w,
             rstd,
             c,
             M,
             N,
             x.stride(0),
             0.0,
+            BWD=True,
+            HAS_W=weight is not None,
             ROWS=1,
             BLOCK_N=block_n,
             num_warps=num_warps,
         )
     else:
-        c = None  # computed in the kernel
+        c = rstd  # dummy, never read (HAS_C=False)
     _rms_bwd_kernel[(progs, triton.cdiv(N, block_n))](
         dy,
         x,
-        weight,
+        w,
         rstd,
         c,
         dx,
@@ -1228,6 +1126,9 @@ def rmsnorm_backward(
         N,
         x.stride(0),
         rows_per_prog,
+        HAS_W=weight is not None,
+        HAS_DW=dw is not None,
+        HAS_C=looped,
         ROWS=rows,
         BLOCK_N=block_n,
         NUM_STAGES=RMS_BWD_STAGES,
