@@ -13,7 +13,10 @@ HAS_GPU := $(shell test -e /dev/nvidiactl && echo 1)
 # On the CPU the Triton kernels run under the interpreter and the Numba ones
 # under the simulator; both must be set before triton/numba are imported.
 EMU    := TRITON_INTERPRET=1 NUMBA_ENABLE_CUDASIM=1
-BENCH_ARGS ?=
+# With PY pointing elsewhere (a GPU machine's own python3), nothing is installed.
+DEPS   := $(if $(filter $(VENV)/bin/python,$(PY)),install,)
+BENCH_ARGS ?= --plot
+PYTEST_ARGS ?=
 TORCH_SPEC ?= torch==2.13.0
 
 .PHONY: install test test-all bench bench-pytest bench-compare lint readme clean
@@ -35,7 +38,7 @@ endif
 
 # Everything that runs here: all backends on the GPU if there is one,
 # else eager on the CPU + Triton under its interpreter + the CUDA compile checks.
-test: install
+test: $(DEPS)
 ifeq ($(HAS_GPU),1)
 	$(PY) -m pytest tests -q
 else
@@ -47,23 +50,23 @@ endif
 test-all:
 	env -u TRITON_INTERPRET -u NUMBA_ENABLE_CUDASIM $(PY) -m pytest tests -q -rs
 
-bench: install
+bench: $(DEPS)
 	$(PY) -m bench $(BENCH_ARGS)
 
 # pytest-benchmark runs (saved under .benchmarks/) and their comparison:
-#   make bench-pytest BENCH_ARGS=--backend=triton ; make bench-compare
+#   make bench-pytest PYTEST_ARGS=--backend=triton ; make bench-compare
 #   make bench-compare RUNS="bench/results/a.json bench/results/b.json"
-bench-pytest: install
-	$(PY) -m pytest bench -q --benchmark-autosave $(BENCH_ARGS)
+bench-pytest: $(DEPS)
+	$(PY) -m pytest bench -q --benchmark-autosave $(PYTEST_ARGS)
 
-bench-compare: install
+bench-compare: $(DEPS)
 	$(PY) -m bench.compare $(RUNS)
 
-lint: install
+lint: $(DEPS)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check common tests
 
-readme: install
+readme: $(DEPS)
 	$(PY) -m common.capabilities --update README.md
 
 clean:

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# One call on the GPU machine: set up, test every backend on the GPU, benchmark.
-# Used as:   bash bench/gpu_session.sh [test] [bench ARGS...]
-# Logs go to $OUT (the device tool brings them back) or ./out.
-# The machine has torch/triton/cupy/numba but numpy 2.5 (breaks numba-cuda);
-# the wheels in .whl/ (../shared/tools/gpu-wheels.sh) fix that and add Liger.
+# One call on the GPU machine: tests of every backend on the GPU, then the benchmark.
+#   bash bench/gpu_session.sh            # make test-all && make bench (targets, fp32+bf16)
+#   BENCH_ARGS="..." bash bench/gpu_session.sh
+# Logs and results go to $OUT (the device tool brings them back), else ./out.
+# That machine has CUDA torch/triton/cupy/numba but numpy 2.5 (breaks numba-cuda):
+# the wheels in .whl/ (../shared/tools/gpu-wheels.sh) fix that and add Liger-Kernel.
 set -uo pipefail
 OUT=${OUT:-out}; mkdir -p "$OUT"
 if compgen -G ".whl/*.whl" >/dev/null; then
@@ -14,25 +15,20 @@ else
   export PYTHONPATH=$PWD
 fi
 export TORCH_EXTENSIONS_DIR=$PWD/.torch_extensions PYTHONUNBUFFERED=1
-unset TRITON_INTERPRET NUMBA_ENABLE_CUDASIM
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
-python3 -c "import torch, triton, numpy; print('torch', torch.__version__, 'triton', triton.__version__, 'numpy', numpy.__version__)" | tee -a "$OUT/gpu.txt"
-rc=0
-while [ $# -gt 0 ]; do
-  case "$1" in
-    test) shift
-      python3 -m pytest tests -q -rs -x --timeout=900 -p no:cacheprovider 2>&1 | tee "$OUT/test.log" | tail -40
-      rc=$(( rc | ${PIPESTATUS[0]} )) ;;
-    selftest) shift
-      python3 -m backends.cuda_ext.kernels --selftest 2>&1 | tee "$OUT/selftest.log" | tail -30 ;;
-    bench) shift
-      python3 -m bench "$@" 2>&1 | tee "$OUT/bench.log"
-      rc=$(( rc | ${PIPESTATUS[0]} ))
-      cp -r bench/results "$OUT/results" 2>/dev/null
-      break ;;
-    py) shift
-      python3 "$1" 2>&1 | tee "$OUT/py.log"; shift ;;
-    *) echo "unknown step $1"; exit 2 ;;
-  esac
-done
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv \
+  | tee "$OUT/gpu.txt"
+t0=$(date +%s)
+# Build the CUDA extension first so its one-time compile is not inside a test's timeout.
+python3 -c "import backends.cuda_ext.kernels as k; k.extension()" 2>&1 | tail -3
+echo "cuda_ext build: $(( $(date +%s) - t0 )) s" | tee -a "$OUT/gpu.txt"
+set -o pipefail
+timeout ${TEST_TIMEOUT:-330} make test-all PY=python3 2>&1 | tee "$OUT/test.log" | tail -15
+rc=$?
+BENCH_ARGS=${BENCH_ARGS:---shapes targets --dtype fp32,bf16 --mode fwd,fwd_bwd --plot --cuda-graph all}
+if [ "${SKIP_BENCH:-0}" != 1 ]; then
+  timeout ${BENCH_TIMEOUT:-400} make bench PY=python3 BENCH_ARGS="$BENCH_ARGS" > "$OUT/bench.log" 2>&1
+  rc=$(( rc | $? ))
+  tail -5 "$OUT/bench.log"
+  cp bench/results/*.json bench/results/*.md bench/results/*.png "$OUT/" 2>/dev/null
+fi
 exit $rc

@@ -20,8 +20,8 @@ import torch
 import triton
 
 import common
-from bench.timing import side_stream, time_steps
 from backends.triton import kernels as K
+from bench.timing import side_stream, time_steps
 from common.reference import cln_reference, rmsnorm_reference
 from common.testing import assert_close, tolerance
 
@@ -31,7 +31,6 @@ def copy_bw() -> float:
     a.random_(0, 255)
     b = torch.empty_like(a)
     ms = triton.testing.do_bench(lambda: b.copy_(a), warmup=50, rep=300, return_mode="median")
-    del a, b
     return 2 * 2**31 / (ms * 1e-3)
 
 

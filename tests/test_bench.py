@@ -111,7 +111,7 @@ def _result(out: Path) -> dict:
 # --------------------------------------------------------------------------- shapes
 def test_targets_preset_is_exactly_the_issue_targets() -> None:
     assert PRESETS["targets"] == {
-        "cln": [(16, 512, 4000), (4, 256, 16000), (2, 128, 64000)],
+        "cln": [(80, 64, 301), (16, 512, 4000), (4, 256, 16000), (2, 128, 64000)],
         "rmsnorm": [(32768, 4096), (16384, 8192), (2048, 4096)],
     }
     assert (80, 64, 301) in PRESETS["cln"]["cln"]
