@@ -20,6 +20,14 @@ from common.reference import cln_oracle, rmsnorm_oracle
 from common.testing import assert_close, tolerance
 
 
+def skip_unsupported(backend: str, dtype: torch.dtype, device: torch.device, op: str) -> None:
+    """Skip (with the reason) a case outside what ``backend`` declares."""
+    import pytest
+
+    if not common.get_backend(backend).supports(op, dtype, device):
+        pytest.skip(f"{backend} does not declare {op} for {dtype} on {device.type}")
+
+
 def new_generator() -> tuple[torch.Generator, int]:
     seed = int.from_bytes(os.urandom(4), "little")
     g = torch.Generator().manual_seed(seed)

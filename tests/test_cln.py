@@ -9,17 +9,12 @@ import common
 from common.reference import cln_oracle, cln_reference
 from common.testing import assert_close, rel_error, tolerance
 from tests import harness
+from tests.harness import skip_unsupported as _skip_unsupported
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
 # Odd sizes on purpose: C, T not powers of two, T = 1, B = 1, C = 1, and T long
 # enough to span several time tiles of the GPU kernels.
 SHAPES = [(1, 1, 1), (2, 3, 37), (1, 64, 5), (3, 16, 130), (2, 5, 301)]
-
-
-def _skip_unsupported(backend: str, dtype: torch.dtype, device: torch.device, op: str) -> None:
-    spec = common.get_backend(backend)
-    if not spec.supports(op, dtype, device):
-        pytest.skip(f"{backend} does not declare {op} for {dtype} on {device.type}")
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)

@@ -9,14 +9,10 @@ import common
 from common.reference import rmsnorm_oracle, rmsnorm_reference
 from common.testing import assert_close, tolerance
 from tests import harness
+from tests.harness import skip_unsupported as _skip_unsupported
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
 SHAPES = [(1, 1), (7, 33), (4, 3, 128), (5, 1000), (2, 4096)]
-
-
-def _skip_unsupported(backend: str, dtype: torch.dtype, device: torch.device, op: str) -> None:
-    if not common.get_backend(backend).supports(op, dtype, device):
-        pytest.skip(f"{backend} does not declare {op} for {dtype} on {device.type}")
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
