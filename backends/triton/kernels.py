@@ -1,18 +1,29 @@
 """Triton kernels for cLN and RMSNorm (the raw-kernel contract of ``common.kernel_api``).
 
-cLN forward: one pass over ``x`` with a decoupled look-back scan
-----------------------------------------------------------------
+cLN forward: one pass over ``x``, tile prefixes from the published tile aggregates
+----------------------------------------------------------------------------------
 Each program owns one tile ``x[b, :, t0:t0+BT]`` (all channels, ``BT`` frames) and keeps it
 in registers.  It computes the per-frame mean and M2 exactly (two passes over registers),
 scans them over the frames with the Chan combine (``tl.associative_scan``), publishes the tile
-aggregate, looks back over the earlier tiles of the same sequence to get the exclusive prefix,
-publishes its inclusive prefix, and then writes ``y``/``mean``/``rstd`` from the registers.
+aggregate, gets the exclusive prefix of the earlier tiles of the same sequence (below), and
+then writes ``y``/``mean``/``rstd`` from the registers.
 ``x`` is read once and ``y`` written once, which is what the bandwidth target requires.
 
 Why the tile id comes from a ticket (an atomic counter) rather than ``program_id``: a program
 only ever waits on tiles with a smaller ticket, and a ticket is taken only by a program that
 is already running, so every tile it waits on is resident and will finish (no deadlock however
 the hardware schedules the grid).
+
+Exclusive prefixes without look-back (sequences of at most ``CLN_DIRECT_MAX_TILES`` tiles):
+every tile publishes only its aggregate word, with no dependency on any other tile, and then
+computes its exclusive prefix as a fixed-order reduction over the aggregates of *all* earlier
+tiles of its sequence (``_fwd_direct_prefix``: chunks of ``CLN_DIRECT_CHUNK`` words reduced by
+``tl.reduce``, chunk results folded left to right after the stream state).  The prefix of tile
+i then depends only on the frames before it, combined in an order fixed by i alone: the output
+is bitwise deterministic run to run and bitwise causal, whatever the timing.  A tile reads at
+most NTB words (8 B each, from L2).  Longer sequences keep the decoupled look-back (walk back
+over aggregates until an inclusive prefix is met): correct, but its rounding depends on where
+the walk stopped, so bitwise determinism holds only for NTB <= ``CLN_DIRECT_MAX_TILES``.
 
 Why self-validating 64-bit descriptors instead of "flag + payload": Triton has no acquire load,
 and a tensor load whose elements are replicated across warps may be read at different times by
@@ -92,6 +103,16 @@ CLN_MAX_BT = 1024
 #: Small problems: halve BT (down to the minimum above) until there are at least this many
 #: tiles per SM, so that a latency-bound launch (e.g. the (80, 64, 301) seed) fills the GPU.
 CLN_MIN_TILES_PER_SM = 2
+#: Exclusive prefixes/suffixes by a fixed-order reduction over the aggregates of all earlier
+#: (later) tiles of the sequence, read as vectors of ``CLN_DIRECT_CHUNK`` words, when a sequence
+#: has at most ``CLN_DIRECT_MAX_TILES`` tiles: bitwise deterministic and causal.  Longer
+#: sequences use the decoupled look-back below (correct up to rounding, but the rounding then
+#: depends on timing: bitwise determinism holds for NTB <= CLN_DIRECT_MAX_TILES only).
+#: The chunk is at least 32 * num_warps on the GPU (one word per thread: no replication across
+#: warps).  256 keeps the forward free of spills at maxnreg 128 for the target shapes (sm_90,
+#: ptxas); 1024 added 24-40 B of spills per thread (the chunk is live next to the tile).
+CLN_DIRECT_MAX_TILES = 4096
+CLN_DIRECT_CHUNK = 256
 #: How many neighbour tiles one look-back round reads at once (one L2 round trip).
 CLN_FWD_LOOKBACK = 4
 CLN_BWD_LOOKBACK = 2
@@ -145,12 +166,17 @@ def _chan(na, ma, Ma, nb, mb, Mb):
     """Chan/Welford merge of (count, mean, M2): a is the earlier partition.
 
     ``w`` divides by max(n, 1) so that two empty partitions (padding frames, n = 0) merge to
-    an empty one instead of NaN; an empty partition is then an exact identity.
+    an empty one instead of NaN; an empty partition (n = 0, mean 0, M2 0) is then an exact
+    identity on either side.
     """
     n = na + nb
     d = mb - ma
     w = nb / tl.maximum(n, 1.0)
-    return n, ma + d * w, Ma + Mb + d * d * na * w
+    # Explicit fma: every inlined copy rounds the same way (no contraction choices left).
+    # ``where``: an empty left partition is an exact identity even where nb / nb is not
+    # exactly 1 (approximate division on the GPU); M is then 0 + Mb exactly (na = 0).
+    m = tl.where(na == 0, mb, tl.fma(d, w, ma))
+    return n, m, tl.fma(d * d * na, w, Ma + Mb)
 
 
 @triton.jit
@@ -261,6 +287,43 @@ def _fwd_lookback(d_ptr, i, C, T, cnt0, m0, M0, BT: tl.constexpr, W: tl.constexp
 
 
 @triton.jit
+def _fwd_direct_prefix(d_ptr, i, C, T, cnt0, m0, M0, BT: tl.constexpr, CHUNK: tl.constexpr):
+    """Exclusive prefix of tile ``i`` as a fixed-order reduction (no look-back).
+
+    ``d_ptr + j`` holds tile j's aggregate word.  The aggregates of tiles 0 .. i-1 are read in
+    chunks of ``CHUNK`` (absolute positions, so the chunking depends on ``i`` only); each chunk
+    is reduced by ``tl.reduce`` (a fixed tree for the constexpr shape; masked lanes are exact
+    identities) and the chunk results are folded left to right after the stream state.  The
+    result depends on the data of earlier tiles only, in a data-independent order: bitwise
+    deterministic and causal however the tiles are scheduled.
+
+    Spin: a chunk is re-loaded until *all* its needed words are ready; the loop condition is a
+    full reduction (uniform over every thread), so the barriers inside the loop are safe, and
+    the values used are those of the load that was found all-ready.
+    """
+    pn = cnt0
+    pm = m0
+    pM = M0
+    lane = tl.arange(0, CHUNK)
+    for c0 in range(0, i, CHUNK):
+        j = c0 + lane
+        need = j < i
+        w = tl.load(d_ptr + j, mask=need, other=-1, volatile=True)
+        rdy = tl.min((w < 0).to(tl.int32), axis=0)
+        while rdy == 0:
+            w = tl.load(d_ptr + j, mask=need, other=-1, volatile=True)
+            rdy = tl.min((w < 0).to(tl.int32), axis=0)
+        wm, wM = _unpack_fwd(w)
+        end = tl.minimum((j + 1) * BT, T)
+        wn = tl.where(need, C * (end - j * BT), 0).to(tl.float32)
+        wm = tl.where(need, wm, 0.0)
+        wM = tl.where(need, wM, 0.0)
+        cn, cm, cM = tl.reduce((wn, wm, wM), 0, _chan)
+        pn, pm, pM = _chan(pn, pm, pM, cn, cm, cM)
+    return pn, pm, pM
+
+
+@triton.jit
 def _cln_fwd_kernel(
     x_ptr,
     y_ptr,
@@ -287,13 +350,18 @@ def _cln_fwd_kernel(
     LOOKBACK: tl.constexpr,
     PUBLISH_INC: tl.constexpr,
     SCR_OFF: tl.constexpr,
+    DIRECT: tl.constexpr,
+    CHUNK: tl.constexpr,
 ):
     # Ticket -> (b, i).  Sequences are interleaved (b fastest) so that the tiles in flight at
     # one time are spread over the batch: shorter look-back chains per sequence.
     k = tl.atomic_add(scr_ptr, 1).to(tl.int32)
     b = k % B
     i = k // B
-    d_ptr = scr_ptr + SCR_OFF + 2 * (b * NTB)  # [AGG, INC] word pairs of this sequence
+    if DIRECT:
+        d_ptr = scr_ptr + SCR_OFF + b * NTB  # one aggregate word per tile
+    else:
+        d_ptr = scr_ptr + SCR_OFF + 2 * (b * NTB)  # [AGG, INC] word pairs of this sequence
 
     b64 = b.to(tl.int64)
     x_base = x_ptr + b64 * C * T
@@ -349,11 +417,16 @@ def _cln_fwd_kernel(
 
     # ---- publish the aggregate, look back, publish the inclusive prefix ----------------
     # (For tile 0 the aggregate is never read; publishing it anyway keeps the code branchless.)
-    tl.atomic_xchg(d_ptr + 2 * i, _pack_fwd(am, aM), sem="relaxed")
-    pn, pm, pM = _fwd_lookback(d_ptr, i, C, T, cnt0, m0, M0, BT, LOOKBACK)
-    inn, inm, inM = _chan(pn, pm, pM, an, am, aM)
-    if PUBLISH_INC:
-        tl.atomic_xchg(d_ptr + 2 * i + 1, _pack_fwd(inm, inM), sem="relaxed")
+    if DIRECT:
+        tl.atomic_xchg(d_ptr + i, _pack_fwd(am, aM), sem="relaxed")
+        pn, pm, pM = _fwd_direct_prefix(d_ptr, i, C, T, cnt0, m0, M0, BT, CHUNK)
+        inn, inm, inM = _chan(pn, pm, pM, an, am, aM)
+    else:
+        tl.atomic_xchg(d_ptr + 2 * i, _pack_fwd(am, aM), sem="relaxed")
+        pn, pm, pM = _fwd_lookback(d_ptr, i, C, T, cnt0, m0, M0, BT, LOOKBACK)
+        inn, inm, inM = _chan(pn, pm, pM, an, am, aM)
+        if PUBLISH_INC:
+            tl.atomic_xchg(d_ptr + 2 * i + 1, _pack_fwd(inm, inM), sem="relaxed")
     tl.store(m2_ptr + b, inM, mask=i == NTB - 1)
 
     # ---- per-frame final statistics and the output ----------------------------------
@@ -450,6 +523,38 @@ def _bwd_lookback(d_ptr, i, NTB, W: tl.constexpr):
 
 
 @triton.jit
+def _bwd_direct_suffix(d_ptr, i, NTB, CHUNK: tl.constexpr):
+    """Exclusive suffix sums (S_a, S_b, P) over tiles i+1 .. NTB-1, fixed order (no look-back).
+
+    Words of tile j: ``d_ptr + j`` (a), ``d_ptr + NTB + j`` (b), ``d_ptr + 2*NTB + j`` (p).
+    Chunks at absolute positions, from the last one down to the one holding tile i+1; each is
+    summed by ``tl.sum`` (fixed tree) and added in front of the running sum.  Same spin rule as
+    ``_fwd_direct_prefix``.
+    """
+    ea = tl.zeros([], tl.float32)
+    eb = tl.zeros([], tl.float32)
+    ep = tl.zeros([], tl.float32)
+    lane = tl.arange(0, CHUNK)
+    nch = tl.cdiv(NTB, CHUNK)
+    for q in range(0, nch - (i + 1) // CHUNK):
+        j = (nch - 1 - q) * CHUNK + lane
+        need = (j > i) & (j < NTB)
+        wa = tl.load(d_ptr + j, mask=need, other=1, volatile=True)
+        wb = tl.load(d_ptr + NTB + j, mask=need, other=1, volatile=True)
+        wp = tl.load(d_ptr + 2 * NTB + j, mask=need, other=1, volatile=True)
+        rdy = tl.min((wa & wb & wp & 1).to(tl.int32), axis=0)
+        while rdy == 0:
+            wa = tl.load(d_ptr + j, mask=need, other=1, volatile=True)
+            wb = tl.load(d_ptr + NTB + j, mask=need, other=1, volatile=True)
+            wp = tl.load(d_ptr + 2 * NTB + j, mask=need, other=1, volatile=True)
+            rdy = tl.min((wa & wb & wp & 1).to(tl.int32), axis=0)
+        ea = tl.sum(tl.where(need, _unpack_bwd(wa), 0.0), axis=0) + ea
+        eb = tl.sum(tl.where(need, _unpack_bwd(wb), 0.0), axis=0) + eb
+        ep = tl.sum(tl.where(need, _unpack_bwd(wp), 0.0), axis=0) + ep
+    return ea, eb, ep
+
+
+@triton.jit
 def _cln_bwd_kernel(
     dy_ptr,
     x_ptr,
@@ -475,13 +580,18 @@ def _cln_bwd_kernel(
     LOOKBACK: tl.constexpr,
     PUBLISH_INC: tl.constexpr,
     SCR_OFF: tl.constexpr,
+    DIRECT: tl.constexpr,
+    CHUNK: tl.constexpr,
 ):
     # Tickets from the last tile backwards: a tile waits only on later tiles (smaller tickets).
     k = tl.atomic_add(scr_ptr, 1).to(tl.int32)
     b = k % B
     i = NTB - 1 - k // B
     tile = b * NTB + i
-    d_ptr = scr_ptr + SCR_OFF + 6 * (b * NTB)  # 6 words per tile: aggregate, inclusive
+    if DIRECT:
+        d_ptr = scr_ptr + SCR_OFF + 3 * (b * NTB)  # a, b, p aggregate words: 3 arrays of NTB
+    else:
+        d_ptr = scr_ptr + SCR_OFF + 6 * (b * NTB)  # 6 words per tile: aggregate, inclusive
 
     b64 = b.to(tl.int64)
     x_base = x_ptr + b64 * C * T
@@ -558,15 +668,21 @@ def _cln_bwd_kernel(
     tp = tl.sum(pv, axis=0)
 
     # ---- publish aggregate, look back over later tiles, publish inclusive suffix --------
-    dp = d_ptr + 6 * i
-    tl.atomic_xchg(dp, _pack_bwd(ta), sem="relaxed")
-    tl.atomic_xchg(dp + 1, _pack_bwd(tb), sem="relaxed")
-    tl.atomic_xchg(dp + 2, _pack_bwd(tp), sem="relaxed")
-    ea, eb, ep = _bwd_lookback(d_ptr, i, NTB, LOOKBACK)
-    if PUBLISH_INC:
-        tl.atomic_xchg(dp + 3, _pack_bwd(ta + ea), sem="relaxed")
-        tl.atomic_xchg(dp + 4, _pack_bwd(tb + eb), sem="relaxed")
-        tl.atomic_xchg(dp + 5, _pack_bwd(tp + ep), sem="relaxed")
+    if DIRECT:
+        tl.atomic_xchg(d_ptr + i, _pack_bwd(ta), sem="relaxed")
+        tl.atomic_xchg(d_ptr + NTB + i, _pack_bwd(tb), sem="relaxed")
+        tl.atomic_xchg(d_ptr + 2 * NTB + i, _pack_bwd(tp), sem="relaxed")
+        ea, eb, ep = _bwd_direct_suffix(d_ptr, i, NTB, CHUNK)
+    else:
+        dp = d_ptr + 6 * i
+        tl.atomic_xchg(dp, _pack_bwd(ta), sem="relaxed")
+        tl.atomic_xchg(dp + 1, _pack_bwd(tb), sem="relaxed")
+        tl.atomic_xchg(dp + 2, _pack_bwd(tp), sem="relaxed")
+        ea, eb, ep = _bwd_lookback(d_ptr, i, NTB, LOOKBACK)
+        if PUBLISH_INC:
+            tl.atomic_xchg(dp + 3, _pack_bwd(ta + ea), sem="relaxed")
+            tl.atomic_xchg(dp + 4, _pack_bwd(tb + eb), sem="relaxed")
+            tl.atomic_xchg(dp + 5, _pack_bwd(tp + ep), sem="relaxed")
     Sa = Sa + ea
     Sb = Sb + eb
     P = P + ep
@@ -643,6 +759,15 @@ def _cln_config(
     return block_c, bt, num_cb, num_warps, (maxnreg if aligned else maxnreg_unaligned)
 
 
+def _direct_chunk(x: Tensor, num_warps: int) -> int:
+    # On the GPU at least one word per thread: a 1-D layout of CHUNK elements then has no
+    # replication across warps (every word is loaded by exactly one thread).
+    chunk = _next_pow2(max(1, CLN_DIRECT_CHUNK))
+    if x.device.type == "cuda":
+        chunk = max(chunk, 32 * num_warps)
+    return chunk
+
+
 def _check_cln_size(C: int, T: int) -> None:
     # Offsets inside one sample (c * T + t) and frame counts are int32 in the kernels.
     if C * T >= 2**31:
@@ -683,8 +808,10 @@ def cln_forward(
     )
     ntb = triton.cdiv(T, bt)
     nt = B * ntb
-    # Ticket counter + aggregate and inclusive words of every tile; zeroed = "not published".
-    scr = torch.zeros(_SCR_OFF + 2 * nt, dtype=torch.int64, device=x.device)
+    direct = ntb <= CLN_DIRECT_MAX_TILES
+    # Ticket counter + the tiles' words (direct: aggregate; look-back: aggregate and
+    # inclusive); zeroed = "not published".
+    scr = torch.zeros(_SCR_OFF + (1 if direct else 2) * nt, dtype=torch.int64, device=x.device)
     if state is not None:
         cnt, m0, M0 = state
     else:
@@ -715,6 +842,8 @@ def cln_forward(
         LOOKBACK=CLN_FWD_LOOKBACK,
         PUBLISH_INC=not _TEST_NO_INCLUSIVE,
         SCR_OFF=_SCR_OFF,
+        DIRECT=direct,
+        CHUNK=_direct_chunk(x, num_warps),
         num_warps=num_warps,
         maxnreg=maxnreg,
     )
@@ -752,7 +881,8 @@ def cln_backward(
     )
     ntb = triton.cdiv(T, bt)
     nt = B * ntb
-    scr = torch.zeros(_SCR_OFF + 6 * nt, dtype=torch.int64, device=x.device)
+    direct = ntb <= CLN_DIRECT_MAX_TILES
+    scr = torch.zeros(_SCR_OFF + (3 if direct else 6) * nt, dtype=torch.int64, device=x.device)
     # Per-tile partials of dgamma/dbeta, indexed by tile (not ticket): the fixed-order sum
     # below is then deterministic.
     dgp = torch.empty((nt, C), dtype=torch.float32, device=x.device) if dgamma is not None else dx
@@ -782,6 +912,8 @@ def cln_backward(
         LOOKBACK=CLN_BWD_LOOKBACK,
         PUBLISH_INC=not _TEST_NO_INCLUSIVE,
         SCR_OFF=_SCR_OFF,
+        DIRECT=direct,
+        CHUNK=_direct_chunk(x, num_warps),
         num_warps=num_warps,
         maxnreg=maxnreg,
     )
