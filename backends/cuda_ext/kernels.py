@@ -273,7 +273,7 @@ def _selftest_cln(rep: _Report, dev: torch.device, g: torch.Generator) -> None:
 
     # Every configuration of the launch tables (C up to 84, 140, 280, 560
     # and chunked beyond), odd T (scalar loads) and T % 8 == 0 (16-byte
-    # loads), one tile and > 32 tiles (several groups of 32 tile aggregates).
+    # loads), one tile and > 32 tiles (a look-back window of several rounds).
     shapes = [
         (80, 64, 301),
         (2, 3, 1),

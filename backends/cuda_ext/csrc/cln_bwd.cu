@@ -35,7 +35,6 @@ void bwd_impl(const ClnBwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) {
   a.vec = c.L % G::V == 0 && aligned16(c.x) && aligned16(c.dy) && aligned16(c.dx);
   a.ticket = reinterpret_cast<int*>(w);
   a.flags = reinterpret_cast<int*>(w + l.flags);
-  a.gflags = reinterpret_cast<int*>(w + l.gflags);
   a.slots = reinterpret_cast<A*>(w + l.slots);
   auto* kernel = &cln_bwd_kernel<T, P, Cf::TPR, Cf::R, Cf::KEEP, Cf::MB>;
   NORMK_LAUNCH(kernel, static_cast<unsigned>(ntot), G::NTT, 0, st)(a);

@@ -65,17 +65,16 @@ struct BwdCfgs<double> {
   using type = CfgList<BCfg<8, 3, true, 2>, BCfg<8, 10, false, 2>, BCfg<4, 10, false, 2>>;
 };
 
-// Workspace: [ticket | flags (ntot ints) | gflags (ntot ints) | slots (ntot x 8 acc)
+// Workspace: [ticket | flags (ntot ints) | slots (ntot x 8 acc)
 //             | partials (ntot x 2C acc) | colsum scratch | 2C acc sink].
 // Only the ticket and the flags need zeroing.
 struct Layout {
-  size_t flags, gflags, slots, partial, scratch, sink, total, zero_bytes;
+  size_t flags, slots, partial, scratch, sink, total, zero_bytes;
 };
 inline Layout layout(size_t acc, long long ntot, long long C, bool partials) {
   Layout l{};
   l.flags = 256;
-  l.gflags = l.flags + 4 * static_cast<size_t>(ntot);
-  l.zero_bytes = l.gflags + 4 * static_cast<size_t>(ntot);
+  l.zero_bytes = l.flags + 4 * static_cast<size_t>(ntot);
   l.slots = align_up(l.zero_bytes, 256);
   l.partial = align_up(l.slots + 8 * acc * ntot, 256);
   l.scratch = l.partial;

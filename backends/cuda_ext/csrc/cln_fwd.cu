@@ -37,7 +37,6 @@ void fwd_impl(const ClnFwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) {
   a.eps = static_cast<A>(c.eps);
   a.ticket = reinterpret_cast<int*>(w);
   a.flags = reinterpret_cast<int*>(w + l.flags);
-  a.gflags = reinterpret_cast<int*>(w + l.gflags);
   a.slots = reinterpret_cast<A*>(w + l.slots);
   auto* kernel = &cln_fwd_kernel<T, P, Cf::TPR, Cf::R, Cf::MB>;
   NORMK_LAUNCH(kernel, static_cast<unsigned>(ntot), G::NTT, 0, st)(a);

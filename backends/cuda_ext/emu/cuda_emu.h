@@ -9,14 +9,13 @@
 // or ballot), so divergent warp-specialized code synchronizes as on a GPU,
 // and a barrier nobody can complete is reported as a deadlock.  Shared
 // memory is a function-local static (one block at a time).  Running blocks in order
-// means every earlier tile has finished; to randomize the publication
-// timing anyway, a read of a published flag randomly reports "not yet"
-// (the reader spins, yielding to the other fibers of its block, exactly
-// as it would on a GPU while the store is in flight).  coin_seed() picks
-// the random sequence, so a test can compare runs with different timings.
+// means every look-back predecessor has finished; to exercise the
+// aggregate-only path of the decoupled look-back anyway, a flag read
+// randomly reports "aggregate" for a tile that published both (what a
+// real GPU shows a reader that looks before the inclusive store lands).
 //
 // Not a performance model, and not a memory-model checker: it tests the
-// indexing, the masking, the scans and the cross-tile arithmetic.
+// indexing, the masking, the scans and the look-back arithmetic.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -131,13 +130,13 @@ T warp_exchange(T v, int src_lane) {
   return out;
 }
 
-inline uint64_t& coin_state() {
-  static uint64_t s = 0x9e3779b97f4a7c15ull;
-  return s;
+// Flags that ever held the "aggregate" value (see the header comment).
+inline std::vector<const int*>& aggregate_flags() {
+  static std::vector<const int*> v;
+  return v;
 }
-inline void coin_seed(uint64_t seed) { coin_state() = seed * 0x9e3779b97f4a7c15ull | 1u; }
 inline bool coin() {
-  uint64_t& s = coin_state();
+  static uint64_t s = 0x9e3779b97f4a7c15ull;
   s ^= s << 13;
   s ^= s >> 7;
   s ^= s << 17;
@@ -202,6 +201,7 @@ struct Launch {
     Block& b = block();
     b.warps = std::vector<Warp>((nt + 31) / 32);
     b.dyn_smem.assign(smem + 16, 0);
+    aggregate_flags().clear();  // workspace addresses are reused by later launches
     sched().body = [&] { kernel(args); };
     for (unsigned z = 0; z < grid.z; ++z)
       for (unsigned y = 0; y < grid.y; ++y)
@@ -294,11 +294,17 @@ inline long long min(long long a, long long b) { return a < b ? a : b; }
 
 // ---- the PTX-level helpers of norm_common.cuh -------------------------------
 namespace normk {
-inline void flag_release(int* p, int v) { *p = v; }
-// A published flag reads as "not yet" half of the time (see the header).
+inline void flag_release(int* p, int v) {
+  if (v == 1) normk_emu::aggregate_flags().push_back(p);
+  *p = v;
+}
 inline int flag_acquire(const int* p) {
   const int v = *p;
-  return (v != 0 && normk_emu::coin()) ? 0 : v;
+  if (v == 2) {
+    for (const int* q : normk_emu::aggregate_flags())
+      if (q == p) return normk_emu::coin() ? 1 : 2;
+  }
+  return v;
 }
 inline void named_barrier(int id, int nthreads) {
   normk_emu::block().barriers[id].arrive_and_wait(static_cast<unsigned>(nthreads));

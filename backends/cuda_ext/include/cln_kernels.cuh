@@ -1,6 +1,5 @@
-// Cumulative layer norm (cLN), forward and backward, as single-pass scans
-// over time with a fixed-order cross-tile prefix (no inclusive prefixes, no
-// look-back chains).  Framework-free (see norm_common.cuh).
+// Cumulative layer norm (cLN), forward and backward, as single-pass
+// decoupled look-back scans over time.  Framework-free (see norm_common.cuh).
 //
 // x is (B, C, L) contiguous: time is the unit-stride dimension.  A block owns
 // one tile of BT frames x all C channels of one batch item:
@@ -18,12 +17,12 @@
 //     registers; for larger C the kernel loops over channel chunks and the
 //     output pass re-reads the tile (from L2: it was read microseconds ago).
 //   * One more warp, the scan warp, holds no tile data.  It does the frame
-//     scan and the cross-tile prefix.  Keeping that code off the data warps' path is
+//     scan and the look-back.  Keeping that code off the data warps' path is
 //     what lets 64-76 registers of tile data fit without spills: with the
 //     scan inlined in warp 0 (an earlier version), ptxas needed 135
 //     registers for fp32 with 16 packs per thread and 164 for fp64 (both
 //     spilled under a 128 cap), because the tile stayed live across the
-//     cross-tile wait.  Data warps and the scan warp meet
+//     look-back.  Data warps and the scan warp meet
 //     at named barriers (barrier.sync, non-.aligned: different code paths).
 //     7 + 1 = 8 warps, not 8 + 1: the register file is split over the 4 SM
 //     sub-partitions by warp, and 2 blocks of 9 warps put 5 warps on one of
@@ -31,29 +30,12 @@
 //
 // Forward per tile: exact per-frame mean and M2 over the channels (two
 // passes over registers: the sum, then the squared deviations from the
-// frame mean); data warp 0 reduces them to the tile aggregate and publishes
-// it at once (slot + release flag; it never waits for anything first); the
-// scan warp does an inclusive Chan-combine scan over the BT frames and
-// combines it with the tile's exclusive prefix, then
-// y = (x - mu_t) * rstd_t * gamma + beta.
-//
-// Cross-tile prefix, fixed order.  Tiles form groups of kGroup = 32; the
-// last tile of a group also publishes the group aggregate (the 32 tile
-// aggregates reduced with one fixed xor tree).  Tile j = 32g + p gets
-//   X = state (+) [G_0 .. G_31] (+) [G_32 .. G_63] (+) ... (+) tree(tiles 32g .. j-1)
-// where [..] is one chunk of 32 group aggregates (one per lane, fixed xor
-// tree, out-of-range lanes the exact identity n = 0) and the chunks are
-// folded left to right.  The streaming state (count, mean0, M2_0) is the
-// leftmost element.  So tile j's result is a fixed, data-independent
-// function of the aggregates of tiles < j: bitwise run-to-run deterministic
-// whatever the timing, and bitwise causal (frames after t never reach
-// frame t's output).  Nobody publishes after waiting on a prefix: a tile
-// aggregate needs only its own tile, a group aggregate only its 32 tile
-// aggregates, so there is no serial chain through the sequence.  Cost per
-// tile: ceil(g / 32) + 1 chunks of 32 L2 reads (2 at 64000 fp32 frames),
-// issued before the tile's first barrier (overlapping the data warps'
-// loads), except for the last tile of a group, which must wait for its own
-// aggregate to publish G_g first.
+// frame mean), an inclusive Chan-combine scan over the BT frames (scan warp,
+// shuffles), publication of the tile aggregate, a look-back over the
+// predecessor tiles of the same batch item (32 at a time, one per lane) for
+// the exclusive prefix, publication of the inclusive prefix, then
+// y = (x - mu_t) * rstd_t * gamma + beta.  The streaming state (count, mean0,
+// M2_0) is the inclusive prefix of a virtual tile -1.
 //
 // Tiles get their ids from an atomic ticket counter (not blockIdx), so a
 // block only ever waits on tiles whose blocks already started: no deadlock
@@ -61,8 +43,7 @@
 // first B tickets are the first tiles of every batch item, which need nobody.
 //
 // Backward is the same machine run as a suffix scan (tickets from the last
-// tile backwards, groups of 32 tiles counted from the end, plain sums in
-// the same fixed order) over (a_t, b_t, b_t * (mu_t - K)) with K = mean[b, 0], per
+// tile backwards) over (a_t, b_t, b_t * (mu_t - K)) with K = mean[b, 0], per
 // DESIGN.md and common/eager.py:
 //   dx = r * g - S_a - (x - K) * S_b + P.
 // The backward keeps x in registers, and dy too where it fits (KEEP_DY);
@@ -71,10 +52,9 @@
 // buffer, reduced afterwards in a fixed order (reduce_kernels.cuh): no float
 // atomics, bitwise reproducible.
 //
-// Determinism: y, mean, rstd, m2_last, dx, dgamma, dbeta are bitwise
-// reproducible for a given shape and launch configuration (the emulator
-// selftest checks it with randomized publication timing, and checks
-// causality bitwise).
+// Note: the look-back combines predecessor tiles in whatever grouping it
+// finds them published (inclusive vs aggregate), so mean/rstd/y (and dx) may
+// differ between runs in the last bits; dgamma/dbeta do not.
 #pragma once
 
 #include "norm_common.cuh"
@@ -122,9 +102,8 @@ struct ClnFwdArgs {
   int vec;      // 16-byte loads legal: L % V == 0 and x / y 16-byte aligned
   A eps;
   int* ticket;  // zeroed before launch
-  int* flags;   // B * ntiles tile-aggregate flags, zeroed before launch
-  int* gflags;  // B * ntiles group-aggregate flags (at a group's last tile), zeroed
-  A* slots;     // B * ntiles * 8: [tile][0: tile aggregate, 1: group aggregate][4]
+  int* flags;   // B * ntiles, zeroed before launch
+  A* slots;     // B * ntiles * 8
 };
 
 template <typename T, typename P>
@@ -144,7 +123,6 @@ struct ClnBwdArgs {
   int vec;
   int* ticket;
   int* flags;
-  int* gflags;
   A* slots;
 };
 
@@ -198,143 +176,20 @@ __device__ __forceinline__ void cln_load_chunk(uint4 (&pk)[G::R], const T* base,
 }
 
 // ---------------------------------------------------------------------------
-// Fixed-order publication and prefix (see the header comment).
-//
-// Every tile publishes its aggregate alone (slot 0, flags[tile]); the last
-// tile of every group of kGroup = 32 tiles also publishes the group's
-// aggregate (slot 1, gflags[tile]).  A chunk of 32 consecutive tiles or
-// groups is reduced with one fixed xor tree (the lower lane is always the
-// earlier partition, so both partners compute the same bits), lanes out of
-// range holding the exact identity (count 0).
-// ---------------------------------------------------------------------------
-constexpr int kGroup = 32;
-
-// Spin until the flag at p is set (acquire).  The publisher holds an earlier
-// ticket (or is this very block's data warp 0), so the wait terminates.
-__device__ __forceinline__ void wait_ready(const int* p) { (void)flag_wait(p); }
-
-// Ordered Chan reduction of one (count, mean, M2) per lane; every lane ends
-// with the total.  Lane l is partition l (lower = earlier).
-template <typename A>
-__device__ __forceinline__ void chan_tree(long long& n, A& m, A& M) {
-  const int lane = threadIdx.x & 31;
-#pragma unroll
-  for (int o = 1; o < 32; o <<= 1) {
-    const long long on = __shfl_xor_sync(kFullMask, n, o);
-    const A om = __shfl_xor_sync(kFullMask, m, o);
-    const A oM = __shfl_xor_sync(kFullMask, M, o);
-    if (lane & o)
-      chan_combine_i(on, om, oM, n, m, M, n, m, M);
-    else
-      chan_combine_i(n, m, M, on, om, oM, n, m, M);
-  }
-}
-
-// Butterfly sums: a + b == b + a bitwise, so every lane ends with the same bits.
-template <typename A>
-__device__ __forceinline__ void sum_tree(A& a, A& b, A& c) {
-#pragma unroll
-  for (int o = 1; o < 32; o <<= 1) {
-    a += __shfl_xor_sync(kFullMask, a, o);
-    b += __shfl_xor_sync(kFullMask, b, o);
-    c += __shfl_xor_sync(kFullMask, c, o);
-  }
-}
-
-// Forward: fold the group aggregates 0 .. ng-1 of batch item b, in chunks of
-// 32 in order, onto (Xn, Xm, XM).  `gtile(k)` = ticket of group k's last tile.
-template <typename A, typename F>
-__device__ __forceinline__ void fwd_fold_groups(const int* gflags, const A* slots, int ng,
-                                                long long group_n, F gtile, long long& Xn, A& Xm,
-                                                A& XM) {
-  const int lane = threadIdx.x & 31;
-  for (int base = 0; base < ng; base += 32) {
-    long long wn = 0;
-    A wm = A(0), wM = A(0), unused;
-    if (base + lane < ng) {
-      const long long kk = gtile(base + lane);
-      wait_ready(gflags + kk);
-      slot_load(slots, kk, 1, wm, wM, unused);
-      wn = group_n;
-    }
-    chan_tree(wn, wm, wM);
-    chan_combine_i(Xn, Xm, XM, wn, wm, wM, Xn, Xm, XM);
-  }
-}
-
-// Forward, data warp 0: the tile aggregate from the per-frame (mean, M2) in
-// s_mu / s_m2 (fixed order: FPL frames per lane in sequence, then the tree),
-// published for the later tiles.
-template <typename G, typename T, typename P>
-__device__ __forceinline__ void cln_fwd_publish(const ClnFwdArgs<T, P>& args, int ticket, int t0,
-                                                const acc_t<T>* s_mu, const acc_t<T>* s_m2) {
-  using A = acc_t<T>;
-  const int lane = threadIdx.x & 31;
-  long long n = 0;
-  A m = A(0), M = A(0);
-#pragma unroll
-  for (int i = 0; i < G::FPL; ++i) {
-    const int f = lane * G::FPL + i;
-    if (f < G::BT && t0 + f < args.L)
-      chan_combine_i(n, m, M, static_cast<long long>(args.C), s_mu[f], s_m2[f], n, m, M);
-  }
-  chan_tree(n, m, M);
-  if (lane == 0) {
-    slot_store(args.slots, ticket, 0, m, M, A(0));
-    flag_release(args.flags + ticket, kFlagReady);
-  }
-}
-
-// ---------------------------------------------------------------------------
-// Forward, scan warp: frame scan + fixed-order exclusive prefix.  In: s_mu /
-// s_m2 hold each frame's (mean, M2) over the C channels.  Out: s_omu / s_ors
-// hold mu_t and rstd_t; mean / rstd / m2_last are written.
-//
-// Tile j (group g = j / 32, position p = j % 32) of batch item b:
-//   X = state (+) G_0 (+) ... (+) G_{g-1} (+) tree(tiles 32g .. j-1)
-// with the chunks folded left to right.  The waits before the first
-// barrier overlap the data warps' loads; the last tile of a group first
-// publishes G_g (which needs its own aggregate, so after the barrier) and
-// only then folds the earlier groups, so no publication ever waits on a
-// prefix: there are no chains.
+// Forward, scan warp: frame scan + look-back.  In: s_mu / s_m2 hold each
+// frame's (mean, M2) over the C channels.  Out: s_mu / s_m2 hold mu_t and
+// rstd_t; mean / rstd / m2_last are written.
 // ---------------------------------------------------------------------------
 template <typename G, typename T, typename P>
 __device__ __forceinline__ void cln_fwd_scan_warp(const ClnFwdArgs<T, P>& args, int ticket,
-                                                  const acc_t<T>* s_mu, const acc_t<T>* s_m2,
-                                                  acc_t<T>* s_omu, acc_t<T>* s_ors) {
+                                                  acc_t<T>* s_mu, acc_t<T>* s_m2) {
   using A = acc_t<T>;
   constexpr int BT = G::BT, FPL = G::FPL;
   const int lane = threadIdx.x & 31;
-  const int C = args.C, L = args.L, B = args.B;
-  const int b = ticket % B;
-  const int j = ticket / B;
+  const int C = args.C, L = args.L;
+  const int b = ticket % args.B;
+  const int j = ticket / args.B;
   const int t0 = j * BT;
-  const int g = j / kGroup, pos = j % kGroup;
-  const bool gend = pos == kGroup - 1;
-  const long long tile_n = static_cast<long long>(C) * BT;  // a full predecessor tile
-  auto gtile = [&](int k) { return (static_cast<long long>(k) * kGroup + kGroup - 1) * B + b; };
-
-  const long long cnt0 = args.count0 ? args.count0[b] : 0LL;
-  long long Xn = cnt0;  // the exclusive prefix
-  A Xm = (args.mean0 && cnt0 > 0) ? args.mean0[b] : A(0);
-  A XM = (args.m20 && cnt0 > 0) ? args.m20[b] : A(0);
-  // This lane's tile of the group: 32g + lane (identity where not earlier).
-  const long long kk = (static_cast<long long>(g) * kGroup + lane) * B + b;
-  if (!gend) {
-    fwd_fold_groups(args.gflags, args.slots, g, tile_n * kGroup, gtile, Xn, Xm, XM);
-    long long wn = 0;
-    A wm = A(0), wM = A(0);
-    if (lane < pos) {
-      wait_ready(args.flags + kk);
-      A unused;
-      slot_load(args.slots, kk, 0, wm, wM, unused);
-      wn = tile_n;
-    }
-    chan_tree(wn, wm, wM);
-    chan_combine_i(Xn, Xm, XM, wn, wm, wM, Xn, Xm, XM);
-  }
-
-  named_barrier(kBarAll, G::NTT);  // frame statistics ready
 
   // Inclusive Chan scan over the frames of the tile: FPL frames per lane
   // sequentially, then a Hillis-Steele shuffle scan over the lane totals.
@@ -357,35 +212,76 @@ __device__ __forceinline__ void cln_fwd_scan_warp(const ClnFwdArgs<T, P>& args, 
     const A oM = __shfl_up_sync(kFullMask, M, o);
     if (lane >= o) chan_combine(on, om, oM, n, m, M, n, m, M);
   }
-  // This lane's exclusive prefix within the tile.
+  // This lane's exclusive prefix within the tile; the tile aggregate.
   A en = __shfl_up_sync(kFullMask, n, 1);
   A em = __shfl_up_sync(kFullMask, m, 1);
   A eM = __shfl_up_sync(kFullMask, M, 1);
   if (lane == 0) en = em = eM = A(0);
+  const A agg_m = __shfl_sync(kFullMask, m, 31);
+  const A agg_M = __shfl_sync(kFullMask, M, 31);
+  const long long agg_n = static_cast<long long>(__shfl_sync(kFullMask, n, 31));
 
-  if (gend) {
-    // All 32 tiles of the group (this one published by data warp 0): the
-    // group aggregate first, then the same prefix as above.
-    A wm, wM, unused;
-    wait_ready(args.flags + kk);
-    slot_load(args.slots, kk, 0, wm, wM, unused);
-    long long wn = tile_n;
-    {
-      long long gn = wn;
-      A gm = wm, gM = wM;
-      chan_tree(gn, gm, gM);
-      if (lane == 0 && j + 1 < args.ntiles) {
-        slot_store(args.slots, ticket, 1, gm, gM, A(0));
-        flag_release(args.gflags + ticket, kFlagReady);
+  // ---- decoupled look-back over the predecessor tiles of batch item b ----
+  const long long cnt0 = args.count0 ? args.count0[b] : 0LL;
+  const A st_m = (args.mean0 && cnt0 > 0) ? args.mean0[b] : A(0);
+  const A st_M = (args.m20 && cnt0 > 0) ? args.m20[b] : A(0);
+  const long long tile_n = static_cast<long long>(C) * BT;  // a full predecessor tile
+  long long Xn = 0;  // exclusive prefix of this tile
+  A Xm = A(0), XM = A(0);
+  if (j == 0) {
+    Xn = cnt0;
+    Xm = st_m;
+    XM = st_M;
+  } else {
+    if (lane == 0) {
+      slot_store(args.slots, ticket, 0, agg_m, agg_M, A(0));
+      flag_release(args.flags + ticket, kFlagAggregate);
+    }
+    int pj = j - 1;  // lane 0 examines tile pj, lane i tile pj - i
+    while (true) {
+      const int tj = pj - lane;
+      int fl = kFlagInclusive;  // tj < -1: nothing there (identity)
+      long long wn = 0;
+      A wm = A(0), wM = A(0);
+      if (tj >= 0) {
+        const long long kk = static_cast<long long>(tj) * args.B + b;
+        fl = flag_wait(args.flags + kk);
+        A unused;
+        slot_load(args.slots, kk, fl == kFlagInclusive ? 1 : 0, wm, wM, unused);
+        wn = fl == kFlagInclusive ? cnt0 + tile_n * (tj + 1) : tile_n;
+      } else if (tj == -1) {  // the streaming state: the inclusive prefix of tile -1
+        wn = cnt0;
+        wm = st_m;
+        wM = st_M;
       }
+      const unsigned incl = __ballot_sync(kFullMask, fl == kFlagInclusive);
+      const int first = incl ? __ffs(incl) - 1 : 32;
+      if (lane > first) {
+        wn = 0;
+        wm = wM = A(0);
+      }
+      // Reduce the window in order: a higher lane is an earlier tile.
+#pragma unroll
+      for (int o = 1; o < 32; o <<= 1) {
+        const long long on = __shfl_down_sync(kFullMask, wn, o);
+        const A om = __shfl_down_sync(kFullMask, wm, o);
+        const A oM = __shfl_down_sync(kFullMask, wM, o);
+        if (lane + o < 32) chan_combine_i(on, om, oM, wn, wm, wM, wn, wm, wM);
+      }
+      wn = __shfl_sync(kFullMask, wn, 0);
+      wm = __shfl_sync(kFullMask, wm, 0);
+      wM = __shfl_sync(kFullMask, wM, 0);
+      chan_combine_i(wn, wm, wM, Xn, Xm, XM, Xn, Xm, XM);
+      if (incl) break;
+      pj -= 32;
     }
-    fwd_fold_groups(args.gflags, args.slots, g, tile_n * kGroup, gtile, Xn, Xm, XM);
-    if (lane == kGroup - 1) {
-      wn = 0;
-      wm = wM = A(0);
-    }
-    chan_tree(wn, wm, wM);
-    chan_combine_i(Xn, Xm, XM, wn, wm, wM, Xn, Xm, XM);
+  }
+  if (lane == 0 && j + 1 < args.ntiles) {
+    long long in_;
+    A im, iM;
+    chan_combine_i(Xn, Xm, XM, agg_n, agg_m, agg_M, in_, im, iM);
+    slot_store(args.slots, ticket, 1, im, iM, A(0));
+    flag_release(args.flags + ticket, kFlagInclusive);
   }
 
   // Per-frame inclusive statistics: X + (lane prefix + the lane's frames).
@@ -405,8 +301,8 @@ __device__ __forceinline__ void cln_fwd_scan_warp(const ClnFwdArgs<T, P>& args, 
       args.mean[o] = fm;
       args.rstd[o] = r;
       if (t == L - 1) args.m2_last[b] = fM;
-      s_omu[f] = fm;
-      s_ors[f] = r;
+      s_mu[f] = fm;
+      s_m2[f] = r;
     }
   }
 }
@@ -429,8 +325,7 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
   __shared__ A s_red[G::NW][1][BT];
   __shared__ A s_sum[1][BT];
   __shared__ A s_mu[BT];  // chunk mean / frame mean, then mu_t
-  __shared__ A s_m2[BT];  // frame M2
-  __shared__ A s_omu[BT], s_ors[BT];  // mu_t, rstd_t (from the scan warp)
+  __shared__ A s_m2[BT];  // frame M2, then rstd_t
 
   const int tid = threadIdx.x;
   if (tid == 0) s_ticket = atomicAdd(args.ticket, 1);
@@ -438,7 +333,8 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
   const int ticket = s_ticket;
 
   if (tid >= NT) {  // the scan warp
-    cln_fwd_scan_warp<G>(args, ticket, s_mu, s_m2, s_omu, s_ors);  // has the first barrier
+    named_barrier(kBarAll, G::NTT);  // frame statistics ready
+    cln_fwd_scan_warp<G>(args, ticket, s_mu, s_m2);
     named_barrier(kBarAll, G::NTT);  // mu_t / rstd_t ready
     return;
   }
@@ -504,9 +400,6 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
     s_m2[tid] = fM;
   }
   named_barrier(kBarAll, G::NTT);  // frame statistics ready
-  // The tile aggregate, for the later tiles: published by data warp 0 at
-  // once, never after a wait.
-  if (tid < 32 && ticket / args.B + 1 < args.ntiles) cln_fwd_publish<G>(args, ticket, t0, s_mu, s_m2);
   named_barrier(kBarAll, G::NTT);  // mu_t / rstd_t ready
 
   // ---- y = (x - mu_t) * rstd_t * gamma + beta ----
@@ -514,8 +407,8 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
 #pragma unroll
   for (int k = 0; k < V; ++k) {
     const bool ok = tt + k < L;
-    mu[k] = ok ? s_omu[tc * V + k] : A(0);
-    rs[k] = ok ? s_ors[tc * V + k] : A(0);
+    mu[k] = ok ? s_mu[tc * V + k] : A(0);
+    rs[k] = ok ? s_m2[tc * V + k] : A(0);
   }
   T* yb = args.y + bofs;
   for (int ch = 0; ch < args.nchunks; ++ch) {
@@ -537,87 +430,19 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
 }
 
 // ---------------------------------------------------------------------------
-// Backward, data warp 0: the tile's sums of (a_t, b_t, c_t), fixed order,
-// published for the earlier tiles.
-// ---------------------------------------------------------------------------
-template <typename G, typename T, typename P>
-__device__ __forceinline__ void cln_bwd_publish(const ClnBwdArgs<T, P>& args, int ticket,
-                                                const acc_t<T> (*s_abc)[G::BT]) {
-  using A = acc_t<T>;
-  const int lane = threadIdx.x & 31;
-  A sa = A(0), sb = A(0), sc = A(0);
-#pragma unroll
-  for (int i = 0; i < G::FPL; ++i) {
-    const int f = lane * G::FPL + i;
-    if (f < G::BT) {  // frames past L hold 0
-      sa += s_abc[0][f];
-      sb += s_abc[1][f];
-      sc += s_abc[2][f];
-    }
-  }
-  sum_tree(sa, sb, sc);
-  if (lane == 0) {
-    slot_store(args.slots, ticket, 0, sa, sb, sc);
-    flag_release(args.flags + ticket, kFlagReady);
-  }
-}
-
-// Backward: sum the group aggregates 0 .. ng-1 (groups counted from the end
-// of the sequence) in chunks of 32, in order, onto X.
-template <typename A, typename F>
-__device__ __forceinline__ void bwd_fold_groups(const int* gflags, const A* slots, int ng, F gtile,
-                                                A& Xa, A& Xb, A& Xc) {
-  const int lane = threadIdx.x & 31;
-  for (int base = 0; base < ng; base += 32) {
-    A wa = A(0), wb = A(0), wc = A(0);
-    if (base + lane < ng) {
-      const long long kk = gtile(base + lane);
-      wait_ready(gflags + kk);
-      slot_load(slots, kk, 1, wa, wb, wc);
-    }
-    sum_tree(wa, wb, wc);
-    Xa += wa;
-    Xb += wb;
-    Xc += wc;
-  }
-}
-
-// ---------------------------------------------------------------------------
 // Backward, scan warp: suffix sums of (a_t, b_t, c_t) over the tile and the
-// fixed-order sum over the later tiles (the forward's scheme mirrored: tile
-// jr counted from the end, groups of 32 such tiles).  In: s_abc[0..2][f] =
-// a_t, b_t, c_t.  Out: s_out[0][f] = P(t) - S_a(t), s_out[1][f] = S_b(t).
+// look-back over the later tiles.  In: s_abc[0..2][f] = a_t, b_t, c_t.
+// Out: s_abc[0][f] = P(t) - S_a(t), s_abc[1][f] = S_b(t).
 // ---------------------------------------------------------------------------
 template <typename G, typename T, typename P>
 __device__ __forceinline__ void cln_bwd_scan_warp(const ClnBwdArgs<T, P>& args, int ticket,
-                                                  const acc_t<T> (*s_abc)[G::BT],
-                                                  acc_t<T> (*s_out)[G::BT]) {
+                                                  acc_t<T> (*s_abc)[G::BT]) {
   using A = acc_t<T>;
   constexpr int BT = G::BT, FPL = G::FPL;
   const int lane = threadIdx.x & 31;
-  const int B = args.B;
-  const int b = ticket % B;
-  const int jr = ticket / B;  // tiles counted from the end
-  const int g = jr / kGroup, pos = jr % kGroup;
-  const bool gend = pos == kGroup - 1;
-  auto gtile = [&](int k) { return (static_cast<long long>(k) * kGroup + kGroup - 1) * B + b; };
-
-  A Xa = A(0), Xb = A(0), Xc = A(0);  // the sums over all later tiles
-  const long long kk = (static_cast<long long>(g) * kGroup + lane) * B + b;
-  if (!gend) {
-    bwd_fold_groups(args.gflags, args.slots, g, gtile, Xa, Xb, Xc);
-    A wa = A(0), wb = A(0), wc = A(0);  // this lane's tile of the group
-    if (lane < pos) {
-      wait_ready(args.flags + kk);
-      slot_load(args.slots, kk, 0, wa, wb, wc);
-    }
-    sum_tree(wa, wb, wc);
-    Xa += wa;
-    Xb += wb;
-    Xc += wc;
-  }
-
-  named_barrier(kBarAll, G::NTT);  // a_t, b_t, c_t ready
+  const int b = ticket % args.B;
+  const int jr = ticket / args.B;  // tiles counted from the end
+  const int j = args.ntiles - 1 - jr;
 
   // Inclusive suffix sums within the tile: per lane backwards over its
   // frames, then a shuffle-down scan over the lane totals.
@@ -650,27 +475,47 @@ __device__ __forceinline__ void cln_bwd_scan_warp(const ClnBwdArgs<T, P>& args, 
   A eb = __shfl_down_sync(kFullMask, sb, 1);
   A ec = __shfl_down_sync(kFullMask, sc, 1);
   if (lane == 31) ea = eb = ec = A(0);
+  const A agg_a = __shfl_sync(kFullMask, sa, 0);
+  const A agg_b = __shfl_sync(kFullMask, sb, 0);
+  const A agg_c = __shfl_sync(kFullMask, sc, 0);
 
-  if (gend) {
-    A wa, wb, wc;
-    wait_ready(args.flags + kk);  // all 32 tiles, this one from data warp 0
-    slot_load(args.slots, kk, 0, wa, wb, wc);
-    {
-      A ga = wa, gb = wb, gc = wc;
-      sum_tree(ga, gb, gc);
-      if (lane == 0 && jr + 1 < args.ntiles) {
-        slot_store(args.slots, ticket, 1, ga, gb, gc);
-        flag_release(args.gflags + ticket, kFlagReady);
-      }
+  // ---- decoupled look-back over the later tiles of batch item b ----
+  A Xa = A(0), Xb = A(0), Xc = A(0);
+  if (jr > 0) {
+    if (lane == 0) {
+      slot_store(args.slots, ticket, 0, agg_a, agg_b, agg_c);
+      flag_release(args.flags + ticket, kFlagAggregate);
     }
-    bwd_fold_groups(args.gflags, args.slots, g, gtile, Xa, Xb, Xc);
-    if (lane == kGroup - 1) wa = wb = wc = A(0);
-    sum_tree(wa, wb, wc);
-    Xa += wa;
-    Xb += wb;
-    Xc += wc;
+    int pj = jr - 1;
+    while (true) {
+      const int tj = pj - lane;
+      int fl = kFlagInclusive;  // tj < 0: past the end of the sequence, 0
+      A wa = A(0), wb = A(0), wc = A(0);
+      if (tj >= 0) {
+        const long long kk = static_cast<long long>(tj) * args.B + b;
+        fl = flag_wait(args.flags + kk);
+        slot_load(args.slots, kk, fl == kFlagInclusive ? 1 : 0, wa, wb, wc);
+      }
+      const unsigned incl = __ballot_sync(kFullMask, fl == kFlagInclusive);
+      const int first = incl ? __ffs(incl) - 1 : 32;
+      if (lane > first) wa = wb = wc = A(0);
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) {
+        wa += __shfl_xor_sync(kFullMask, wa, o);
+        wb += __shfl_xor_sync(kFullMask, wb, o);
+        wc += __shfl_xor_sync(kFullMask, wc, o);
+      }
+      Xa += wa;
+      Xb += wb;
+      Xc += wc;
+      if (incl) break;
+      pj -= 32;
+    }
   }
-
+  if (lane == 0 && j > 0) {
+    slot_store(args.slots, ticket, 1, Xa + agg_a, Xb + agg_b, Xc + agg_c);
+    flag_release(args.flags + ticket, kFlagInclusive);
+  }
 #pragma unroll
   for (int i = 0; i < FPL; ++i) {
     const int f = lane * FPL + i;
@@ -678,8 +523,8 @@ __device__ __forceinline__ void cln_bwd_scan_warp(const ClnBwdArgs<T, P>& args, 
       const A Sa = Xa + (ea + la[i]);
       const A Sb = Xb + (eb + lb[i]);
       const A Pp = Xc + (ec + lc[i]);
-      s_out[0][f] = Pp - Sa;
-      s_out[1][f] = Sb;
+      s_abc[0][f] = Pp - Sa;
+      s_abc[1][f] = Sb;
     }
   }
 }
@@ -699,8 +544,7 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
   __shared__ A s_red[G::NW][2][BT];
   __shared__ A s_g[2][BT];  // per-frame G1, G2
   __shared__ A s_mu[BT], s_r[BT];
-  __shared__ A s_abc[3][BT];  // a_t, b_t, b_t * (mu_t - K)
-  __shared__ A s_out[2][BT];  // P - S_a, S_b (from the scan warp)
+  __shared__ A s_abc[3][BT];  // a_t, b_t, b_t * (mu_t - K); then P - S_a, S_b
 
   const int tid = threadIdx.x;
   if (tid == 0) s_ticket = atomicAdd(args.ticket, 1);
@@ -708,7 +552,8 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
   const int ticket = s_ticket;
 
   if (tid >= NT) {  // the scan warp
-    cln_bwd_scan_warp<G>(args, ticket, s_abc, s_out);  // has the first barrier
+    named_barrier(kBarAll, G::NTT);  // a_t, b_t, c_t ready
+    cln_bwd_scan_warp<G>(args, ticket, s_abc);
     named_barrier(kBarAll, G::NTT);  // suffix sums ready
     return;
   }
@@ -834,15 +679,14 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
     s_abc[2][tid] = c_;
   }
   named_barrier(kBarAll, G::NTT);  // a_t, b_t, c_t ready
-  if (tid < 32 && ticket / args.B + 1 < args.ntiles) cln_bwd_publish<G>(args, ticket, s_abc);
   named_barrier(kBarAll, G::NTT);  // suffix sums ready
 
   // ---- dx = r * g - (x - K) * S_b + (P - S_a) ----
   A Sb[V], U[V];
 #pragma unroll
   for (int k = 0; k < V; ++k) {
-    U[k] = s_out[0][tc * V + k];
-    Sb[k] = s_out[1][tc * V + k];
+    U[k] = s_abc[0][tc * V + k];
+    Sb[k] = s_abc[1][tc * V + k];
   }
   T* dxb = args.dx + bofs;
   for (int ch = 0; ch < args.nchunks; ++ch) {

@@ -240,7 +240,7 @@ __device__ __forceinline__ void chan_combine(A na, A ma, A Ma, A nb, A mb, A Mb,
   n = nn;
 }
 
-// The same with exact integer counts (the prefix across tiles, where the
+// The same with exact integer counts (the look-back across tiles, where the
 // running count C * t can pass 2^24 and would round in float).
 template <typename A>
 __device__ __forceinline__ void chan_combine_i(long long na, A ma, A Ma, long long nb, A mb, A Mb,
@@ -262,9 +262,9 @@ __device__ __forceinline__ void chan_combine_i(long long na, A ma, A Ma, long lo
 }
 
 // ---------------------------------------------------------------------------
-// Inter-block publication (cLN's cross-tile prefix; the flag protocol of
-// Merrill & Garland, "Single-pass Parallel Prefix Scan with Decoupled
-// Look-back", 2016, without its inclusive prefixes).  One thread writes the payload with plain L2 stores, then the flag with
+// Inter-block publication for the decoupled look-back (Merrill & Garland,
+// "Single-pass Parallel Prefix Scan with Decoupled Look-back", 2016).
+// One thread writes the payload with plain L2 stores, then the flag with
 // st.release.gpu; a reader polls the flag with ld.acquire.gpu and then reads
 // the payload with L2 (.cg) loads, so it can never see a stale L1 line.
 // ---------------------------------------------------------------------------
@@ -304,10 +304,10 @@ __device__ __forceinline__ A* dynamic_smem() {
 }
 #endif
 
-constexpr int kFlagReady = 1;  // the payload the flag guards is published
+constexpr int kFlagAggregate = 1;  // payload: this tile alone
+constexpr int kFlagInclusive = 2;  // payload: everything up to and including this tile
 
-// Tile status payload: 2 slots (cLN: tile aggregate, group aggregate) of 4 A
-// per tile.
+// Tile status payload: 2 slots (aggregate, inclusive) of 4 A per tile.
 template <typename A>
 __device__ __forceinline__ void slot_store(A* slots, long long tile, int which, A v0, A v1, A v2) {
   A* s = slots + (tile * 2 + which) * 4;
