@@ -22,13 +22,16 @@ t0=$(date +%s)
 python3 -c "import backends.cuda_ext.kernels as k; k.extension()" 2>&1 | tail -3
 echo "cuda_ext build: $(( $(date +%s) - t0 )) s" | tee -a "$OUT/gpu.txt"
 set -o pipefail
-timeout ${TEST_TIMEOUT:-330} make test-all PY=python3 2>&1 | tee "$OUT/test.log" | tail -15
+timeout ${TEST_TIMEOUT:-330} make test-all PY=python3 PYTEST_ADDOPTS="${PYTEST_ADDOPTS:-}" 2>&1 | tee "$OUT/test.log" | tail -15
 rc=$?
 BENCH_ARGS=${BENCH_ARGS:---shapes targets --dtype fp32,bf16 --mode fwd,fwd_bwd --plot --cuda-graph all}
 if [ "${SKIP_BENCH:-0}" != 1 ]; then
   timeout ${BENCH_TIMEOUT:-400} make bench PY=python3 BENCH_ARGS="$BENCH_ARGS" > "$OUT/bench.log" 2>&1
   rc=$(( rc | $? ))
   tail -5 "$OUT/bench.log"
-  cp bench/results/*.json bench/results/*.md bench/results/*.png "$OUT/" 2>/dev/null
+  # At most 8 files come back from $OUT: copy the result files of this run only.
+  for f in bench/results/${RESULTS_GLOB:-*}.{json,md,png}; do
+    [ -e "$f" ] && cp "$f" "$OUT/"
+  done
 fi
 exit $rc
