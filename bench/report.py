@@ -420,3 +420,43 @@ def write_plots(run: RunResult, env: dict[str, object], out_dir: Path, stem: str
 
 def command_line(argv: list[str]) -> str:
     return shlex.join([Path(sys.executable).name, "-m", "bench", *argv])
+
+
+# --------------------------------------------------------------------------- re-render
+def markdown_from_json(data: dict) -> str:
+    """Markdown tables of a saved run (``bench/results/*.json``), e.g. when only the
+    JSON of a run came back from the GPU machine."""
+    from bench.runner import CaseResult
+
+    env = data.get("environment", {})
+    gpu = env.get("gpu") if isinstance(env, dict) else None
+    title = gpu["name"] if isinstance(gpu, dict) else "CPU"
+    vers = ", ".join(f"{k} {v}" for k, v in env.get("versions", {}).items() if v)
+    out = io.StringIO()
+    out.write(f"# cLN / RMSNorm benchmark: {title}\n\n")
+    out.write(f"- Date: {data.get('date')}; wall time {data.get('wall_s', 0):.0f} s\n")
+    out.write(f"- Versions: python {env.get('python')}, {vers}\n")
+    out.write(f"- Copy bandwidth: {data['copy_bandwidth_gbps']:,.0f} GB/s (read + write bytes)\n")
+    out.write(f"- Command: `{data.get('command')}`\n")
+    out.write("- Rendered from the JSON by `python -m bench.report FILE.json`\n\n")
+    fields = set(CaseResult.__dataclass_fields__)
+    cases = [CaseResult(**{k: v for k, v in c.items() if k in fields}) for c in data["cases"]]
+    for (op, dt), group in _groups(cases).items():
+        out.write(f"## {op} {dt}\n\n")
+        out.write("| " + " | ".join(HEADERS) + " |\n")
+        out.write("|" + "|".join("---" if i < 4 or i == 10 else "---:" for i in range(11)) + "|\n")
+        for c in _ordered(group):
+            out.write("| " + " | ".join(_row(c)) + " |\n")
+        out.write("\n")
+    return out.getvalue()
+
+
+if __name__ == "__main__":
+    import json
+    import sys
+
+    for arg in sys.argv[1:]:
+        src = Path(arg)
+        dst = src.with_suffix(".md")
+        dst.write_text(markdown_from_json(json.loads(src.read_text())))
+        print(f"wrote {dst}")
