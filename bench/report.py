@@ -301,6 +301,17 @@ def to_json(run: RunResult, env: dict[str, object], command: str, argv: list[str
     }
 
 
+def _write_tables(out: io.StringIO, cases: list[CaseResult]) -> None:
+    """One Markdown table per (op, dtype)."""
+    for (op, dt), group in _groups(cases).items():
+        out.write(f"## {op} {dt}\n\n")
+        out.write("| " + " | ".join(HEADERS) + " |\n")
+        out.write("|" + "|".join("---" if i < 4 or i == 10 else "---:" for i in range(11)) + "|\n")
+        for c in _ordered(group):
+            out.write("| " + " | ".join(_row(c)) + " |\n")
+        out.write("\n")
+
+
 def to_markdown(run: RunResult, env: dict[str, object], command: str) -> str:
     out = io.StringIO()
     gpu = env.get("gpu")
@@ -317,13 +328,7 @@ def to_markdown(run: RunResult, env: dict[str, object], command: str) -> str:
     for n in run.notes:
         out.write(f"- Note: {n}\n")
     out.write("\n")
-    for (op, dt), cases in _groups(run.cases).items():
-        out.write(f"## {op} {dt}\n\n")
-        out.write("| " + " | ".join(HEADERS) + " |\n")
-        out.write("|" + "|".join("---" if i < 4 or i == 10 else "---:" for i in range(11)) + "|\n")
-        for c in _ordered(cases):
-            out.write("| " + " | ".join(_row(c)) + " |\n")
-        out.write("\n")
+    _write_tables(out, run.cases)
     msgs = [c for c in run.cases if c.message and c.status not in ("ok",)]
     if msgs:
         out.write("## Messages\n\n")
@@ -441,13 +446,7 @@ def markdown_from_json(data: dict) -> str:
     out.write("- Rendered from the JSON by `python -m bench.report FILE.json`\n\n")
     fields = set(CaseResult.__dataclass_fields__)
     cases = [CaseResult(**{k: v for k, v in c.items() if k in fields}) for c in data["cases"]]
-    for (op, dt), group in _groups(cases).items():
-        out.write(f"## {op} {dt}\n\n")
-        out.write("| " + " | ".join(HEADERS) + " |\n")
-        out.write("|" + "|".join("---" if i < 4 or i == 10 else "---:" for i in range(11)) + "|\n")
-        for c in _ordered(group):
-            out.write("| " + " | ".join(_row(c)) + " |\n")
-        out.write("\n")
+    _write_tables(out, cases)
     return out.getvalue()
 
 
