@@ -5,9 +5,11 @@
 Each variant sets module constants of ``backends.triton.kernels`` (they are
 part of every config cache key), checks the result against the float64
 reference, then times with ``triton.testing.do_bench`` (median).  The copy
-bandwidth is measured in the same run; figures are fractions of it.  The
-defaults committed in kernels.py are the winners of this sweep (see
-bench/results/NOTES.md).
+bandwidth is measured in the same run; figures are fractions of it.  Timing
+is CUDA-graph replay (kernel time; see bench/results/NOTES.md section 1 for
+why).  The sweep has so far been run host bound (first session) and in
+--quick form; the committed defaults come from offline ptxas register and
+spill reports plus those runs, not from a full graph-timed sweep.
 """
 
 from __future__ import annotations
