@@ -6,11 +6,11 @@ takes seconds.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
 import time
-import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -22,7 +22,6 @@ import bench.impls
 from bench import report
 from bench.cli import main as bench_main
 from bench.shapes import PRESETS, resolve_shapes
-from common import eager
 from common.registry import BackendSpec, register_backend, unregister_backend
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,62 +43,27 @@ def _register(name: str, module: str) -> None:
     )
 
 
+@contextlib.contextmanager
+def _registered(name: str, module: str) -> Iterator[str]:
+    _register(name, module)
+    try:
+        yield name
+    finally:
+        unregister_backend(name)
+
+
 @pytest.fixture
 def skipnorm_backend() -> Iterator[str]:
-    """tests/wrong/bench_skipnorm.py: y = x, dx = dy (no normalization)."""
-    name = "bench_skipnorm"
-    _register(name, "tests.wrong.bench_skipnorm")
-    yield name
-    unregister_backend(name)
+    """tests/wrong/skip_normalization.py: y = x * gamma + beta, no normalization."""
+    with _registered("bench_skipnorm", "tests.wrong.skip_normalization") as name:
+        yield name
 
 
 @pytest.fixture
 def wrong_bwd_backend() -> Iterator[str]:
-    """The eager backend's forward with a backward that forgets the mean terms."""
-    modname = "tests_bench_wrong_backward"
-    mod = types.ModuleType(modname)
-    mod.cln_forward = eager.cln_forward  # type: ignore[attr-defined]
-    mod.rmsnorm_forward = eager.rmsnorm_forward  # type: ignore[attr-defined]
-
-    def cln_backward(
-        dy: Tensor,
-        x: Tensor,
-        gamma: Tensor | None,
-        mean: Tensor,
-        rstd: Tensor,
-        count: Tensor | None,
-        dx: Tensor,
-        dgamma: Tensor | None,
-        dbeta: Tensor | None,
-    ) -> None:
-        g = dy.float() * (gamma.float()[:, None] if gamma is not None else 1.0)
-        dx.copy_(g * rstd[:, None, :])  # wrong: drops the two suffix-sum terms
-        if dgamma is not None:
-            dgamma.copy_((dy.float() * (x.float() - mean[:, None]) * rstd[:, None]).sum((0, 2)))
-        if dbeta is not None:
-            dbeta.copy_(dy.float().sum((0, 2)))
-
-    def rmsnorm_backward(
-        dy: Tensor,
-        x: Tensor,
-        weight: Tensor | None,
-        rstd: Tensor,
-        dx: Tensor,
-        dw: Tensor | None,
-    ) -> None:
-        g = dy.float() * (weight.float() if weight is not None else 1.0)
-        dx.copy_(g * rstd[:, None])  # wrong: drops the projection term
-        if dw is not None:
-            dw.copy_((dy.float() * x.float() * rstd[:, None]).sum(0))
-
-    mod.cln_backward = cln_backward  # type: ignore[attr-defined]
-    mod.rmsnorm_backward = rmsnorm_backward  # type: ignore[attr-defined]
-    sys.modules[modname] = mod
-    name = "bench_wrong_bwd"
-    _register(name, modname)
-    yield name
-    unregister_backend(name)
-    sys.modules.pop(modname, None)
+    """tests/wrong/wrong_backward.py: right forward, backward without the mean terms."""
+    with _registered("bench_wrong_bwd", "tests.wrong.wrong_backward") as name:
+        yield name
 
 
 def _result(out: Path) -> dict:
