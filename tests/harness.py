@@ -9,15 +9,44 @@ mismatch, so a deliberately wrong kernel is caught by the same code.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
+from collections.abc import Iterator
 
 import torch
 from torch import Tensor
 
 import common
 from common.reference import cln_oracle, rmsnorm_oracle
+from common.registry import OPS, BackendSpec, register_backend, unregister_backend
 from common.testing import assert_close, tolerance
+
+
+@contextlib.contextmanager
+def registered_backend(
+    name: str,
+    module: str,
+    *,
+    dtypes: frozenset[torch.dtype] = frozenset({torch.float32}),
+    devices: frozenset[str] = frozenset({"cpu"}),
+    **fields: object,
+) -> Iterator[str]:
+    """Register a test backend (a negative control, a test double) for the block."""
+    spec = BackendSpec(
+        name=name,
+        description=str(fields.pop("description", f"test backend ({module})")),
+        module=module,
+        ops=fields.pop("ops", frozenset(OPS)),  # type: ignore[arg-type]
+        dtypes=dtypes,
+        devices=devices,
+        **fields,  # type: ignore[arg-type]
+    )
+    register_backend(spec)
+    try:
+        yield name
+    finally:
+        unregister_backend(name)
 
 
 def skip_unsupported(backend: str, dtype: torch.dtype, device: torch.device, op: str) -> None:

@@ -6,7 +6,6 @@ takes seconds.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import subprocess
 import sys
@@ -22,47 +21,29 @@ import bench.impls
 from bench import report
 from bench.cli import main as bench_main
 from bench.shapes import PRESETS, resolve_shapes
-from common.registry import BackendSpec, register_backend, unregister_backend
+from tests.harness import registered_backend
 
 ROOT = Path(__file__).resolve().parents[1]
-ALL_OPS = frozenset({"cln_fwd", "cln_bwd", "rmsnorm_fwd", "rmsnorm_bwd"})
+DEVICES = frozenset({"cpu", "cuda"})
 DTYPES = frozenset({torch.float32, torch.float16, torch.bfloat16, torch.float64})
 FAST = ["--device", "cpu", "--quiet", "--budget", "0.002", "--seed", "11"]
-
-
-def _register(name: str, module: str) -> None:
-    register_backend(
-        BackendSpec(
-            name=name,
-            description=f"negative control for the benchmark ({module})",
-            module=module,
-            ops=ALL_OPS,
-            dtypes=DTYPES,
-            devices=frozenset({"cpu", "cuda"}),
-        )
-    )
-
-
-@contextlib.contextmanager
-def _registered(name: str, module: str) -> Iterator[str]:
-    _register(name, module)
-    try:
-        yield name
-    finally:
-        unregister_backend(name)
 
 
 @pytest.fixture
 def skipnorm_backend() -> Iterator[str]:
     """tests/wrong/skip_normalization.py: y = x * gamma + beta, no normalization."""
-    with _registered("bench_skipnorm", "tests.wrong.skip_normalization") as name:
+    with registered_backend(
+        "bench_skipnorm", "tests.wrong.skip_normalization", dtypes=DTYPES, devices=DEVICES
+    ) as name:
         yield name
 
 
 @pytest.fixture
 def wrong_bwd_backend() -> Iterator[str]:
     """tests/wrong/wrong_backward.py: right forward, backward without the mean terms."""
-    with _registered("bench_wrong_bwd", "tests.wrong.wrong_backward") as name:
+    with registered_backend(
+        "bench_wrong_bwd", "tests.wrong.wrong_backward", dtypes=DTYPES, devices=DEVICES
+    ) as name:
         yield name
 
 

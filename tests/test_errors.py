@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import common
-from common.registry import BackendSpec, register_backend, unregister_backend
+from tests import harness
 
 
 def x3(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
@@ -79,25 +79,12 @@ def test_env_var_selects_and_unknown_env_raises(monkeypatch):
     assert torch.isfinite(common.cln(x3(), backend="eager")).all()
 
 
-def _fake(name: str, **kw) -> BackendSpec:
-    base = dict(
-        name=name,
-        description="test double",
-        module="common.eager",
-        ops=frozenset({"cln_fwd", "cln_bwd", "rmsnorm_fwd", "rmsnorm_bwd"}),
-        dtypes=frozenset({torch.float32}),
-        devices=frozenset({"cpu"}),
-    )
-    base.update(kw)
-    return BackendSpec(**base)
-
-
 @pytest.fixture
 def fake_backend(request):
-    spec = _fake(**request.param)
-    register_backend(spec)
-    yield spec.name
-    unregister_backend(spec.name)
+    """A test double running the eager kernels, declaring what the test asks for."""
+    fields = dict(request.param)
+    with harness.registered_backend(fields.pop("name"), "common.eager", **fields) as name:
+        yield name
 
 
 @pytest.mark.parametrize("fake_backend", [{"name": "f32only"}], indirect=True)

@@ -7,29 +7,21 @@ from collections.abc import Iterator
 import pytest
 import torch
 
-from common.registry import BackendSpec, register_backend, unregister_backend
 from tests import harness
 
 CPU = torch.device("cpu")
-ALL_OPS = frozenset({"cln_fwd", "cln_bwd", "rmsnorm_fwd", "rmsnorm_bwd"})
 
 
 @pytest.fixture
 def wrong_backend(request: pytest.FixtureRequest) -> Iterator[str]:
     module = request.param
-    name = f"wrong_{module}"
-    register_backend(
-        BackendSpec(
-            name=name,
-            description=f"negative control: tests/wrong/{module}.py",
-            module=f"tests.wrong.{module}",
-            ops=ALL_OPS,
-            dtypes=frozenset({torch.float32, torch.float64}),
-            devices=frozenset({"cpu"}),
-        )
-    )
-    yield name
-    unregister_backend(name)
+    with harness.registered_backend(
+        f"wrong_{module}",
+        f"tests.wrong.{module}",
+        description=f"negative control: tests/wrong/{module}.py",
+        dtypes=frozenset({torch.float32, torch.float64}),
+    ) as name:
+        yield name
 
 
 @pytest.mark.parametrize("wrong_backend", ["skip_normalization"], indirect=True)
