@@ -59,6 +59,7 @@ the looped paths with small shapes (the constants are part of the cache key).
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import torch
 import triton
@@ -776,6 +777,55 @@ def _check_cln_size(C: int, T: int) -> None:
         )
 
 
+class _ClnPlan(NamedTuple):
+    """Launch plan of one cLN kernel call (see ``_cln_config``)."""
+
+    block_c: int
+    bt: int
+    num_cb: int
+    num_warps: int
+    maxnreg: int | None
+    ntb: int  # tiles per sequence
+    nt: int  # tiles in all
+    direct: bool  # fixed-order prefix over all aggregates (else the look-back path)
+    chunk: int
+
+
+def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
+    """The forward's or the backward's launch plan for ``x`` (one rule, two sets of knobs)."""
+    B, C, T = x.shape
+    _check_cln_size(C, T)
+    block_c, bt, num_cb, num_warps, maxnreg = _cln_config(
+        B,
+        C,
+        T,
+        x.element_size(),
+        _num_sms(x.device.type, x.device.index),
+        CLN_FWD_TILE if forward else CLN_BWD_TILE,
+        CLN_FWD_EPT if forward else CLN_BWD_EPT,
+        CLN_EPT_UNALIGNED,
+        CLN_FWD_MAXNREG if forward else CLN_BWD_MAXNREG,
+        CLN_FWD_MAXNREG_UNALIGNED if forward else CLN_BWD_MAXNREG_UNALIGNED,
+        CLN_MAX_BLOCK_C,
+        CLN_LOOP_BLOCK_C,
+        CLN_MIN_ROW_BYTES,
+        CLN_MAX_BT,
+        CLN_MIN_TILES_PER_SM,
+    )
+    ntb = triton.cdiv(T, bt)
+    return _ClnPlan(
+        block_c,
+        bt,
+        num_cb,
+        num_warps,
+        maxnreg,
+        ntb,
+        B * ntb,
+        ntb <= CLN_DIRECT_MAX_TILES,
+        _direct_chunk(x, num_warps),
+    )
+
+
 def cln_forward(
     x: Tensor,
     gamma: Tensor | None,
@@ -788,35 +838,17 @@ def cln_forward(
     m2_last: Tensor,
 ) -> None:
     B, C, T = x.shape
-    _check_cln_size(C, T)
-    block_c, bt, num_cb, num_warps, maxnreg = _cln_config(
-        B,
-        C,
-        T,
-        x.element_size(),
-        _num_sms(x.device.type, x.device.index),
-        CLN_FWD_TILE,
-        CLN_FWD_EPT,
-        CLN_EPT_UNALIGNED,
-        CLN_FWD_MAXNREG,
-        CLN_FWD_MAXNREG_UNALIGNED,
-        CLN_MAX_BLOCK_C,
-        CLN_LOOP_BLOCK_C,
-        CLN_MIN_ROW_BYTES,
-        CLN_MAX_BT,
-        CLN_MIN_TILES_PER_SM,
-    )
-    ntb = triton.cdiv(T, bt)
-    nt = B * ntb
-    direct = ntb <= CLN_DIRECT_MAX_TILES
+    plan = _cln_plan(x, forward=True)
     # Ticket counter + the tiles' words (direct: aggregate; look-back: aggregate and
     # inclusive); zeroed = "not published".
-    scr = torch.zeros(_SCR_OFF + (1 if direct else 2) * nt, dtype=torch.int64, device=x.device)
+    scr = torch.zeros(
+        _SCR_OFF + (1 if plan.direct else 2) * plan.nt, dtype=torch.int64, device=x.device
+    )
     if state is not None:
         cnt, m0, M0 = state
     else:
         cnt = m0 = M0 = mean  # dummies, never read (HAS_STATE=False)
-    _cln_fwd_kernel[(nt,)](
+    _cln_fwd_kernel[(plan.nt,)](
         x,
         y,
         gamma if gamma is not None else x,
@@ -831,21 +863,21 @@ def cln_forward(
         B,
         C,
         T,
-        ntb,
+        plan.ntb,
         float(eps),
         HAS_STATE=state is not None,
         HAS_GAMMA=gamma is not None,
         HAS_BETA=beta is not None,
-        BLOCK_C=block_c,
-        BT=bt,
-        NUM_CB=num_cb,
+        BLOCK_C=plan.block_c,
+        BT=plan.bt,
+        NUM_CB=plan.num_cb,
         LOOKBACK=CLN_FWD_LOOKBACK,
         PUBLISH_INC=not _TEST_NO_INCLUSIVE,
         SCR_OFF=_SCR_OFF,
-        DIRECT=direct,
-        CHUNK=_direct_chunk(x, num_warps),
-        num_warps=num_warps,
-        maxnreg=maxnreg,
+        DIRECT=plan.direct,
+        CHUNK=plan.chunk,
+        num_warps=plan.num_warps,
+        maxnreg=plan.maxnreg,
     )
 
 
@@ -861,33 +893,21 @@ def cln_backward(
     dbeta: Tensor | None,
 ) -> None:
     B, C, T = x.shape
-    _check_cln_size(C, T)
-    block_c, bt, num_cb, num_warps, maxnreg = _cln_config(
-        B,
-        C,
-        T,
-        x.element_size(),
-        _num_sms(x.device.type, x.device.index),
-        CLN_BWD_TILE,
-        CLN_BWD_EPT,
-        CLN_EPT_UNALIGNED,
-        CLN_BWD_MAXNREG,
-        CLN_BWD_MAXNREG_UNALIGNED,
-        CLN_MAX_BLOCK_C,
-        CLN_LOOP_BLOCK_C,
-        CLN_MIN_ROW_BYTES,
-        CLN_MAX_BT,
-        CLN_MIN_TILES_PER_SM,
+    plan = _cln_plan(x, forward=False)
+    scr = torch.zeros(
+        _SCR_OFF + (3 if plan.direct else 6) * plan.nt, dtype=torch.int64, device=x.device
     )
-    ntb = triton.cdiv(T, bt)
-    nt = B * ntb
-    direct = ntb <= CLN_DIRECT_MAX_TILES
-    scr = torch.zeros(_SCR_OFF + (3 if direct else 6) * nt, dtype=torch.int64, device=x.device)
     # Per-tile partials of dgamma/dbeta, indexed by tile (not ticket): the fixed-order sum
     # below is then deterministic.
-    dgp = torch.empty((nt, C), dtype=torch.float32, device=x.device) if dgamma is not None else dx
-    dbp = torch.empty((nt, C), dtype=torch.float32, device=x.device) if dbeta is not None else dx
-    _cln_bwd_kernel[(nt,)](
+    dgp = (
+        torch.empty((plan.nt, C), dtype=torch.float32, device=x.device)
+        if dgamma is not None
+        else dx
+    )
+    dbp = (
+        torch.empty((plan.nt, C), dtype=torch.float32, device=x.device) if dbeta is not None else dx
+    )
+    _cln_bwd_kernel[(plan.nt,)](
         dy,
         x,
         gamma if gamma is not None else x,
@@ -901,21 +921,21 @@ def cln_backward(
         B,
         C,
         T,
-        ntb,
+        plan.ntb,
         HAS_COUNT=count is not None,
         HAS_GAMMA=gamma is not None,
         HAS_DG=dgamma is not None,
         HAS_DB=dbeta is not None,
-        BLOCK_C=block_c,
-        BT=bt,
-        NUM_CB=num_cb,
+        BLOCK_C=plan.block_c,
+        BT=plan.bt,
+        NUM_CB=plan.num_cb,
         LOOKBACK=CLN_BWD_LOOKBACK,
         PUBLISH_INC=not _TEST_NO_INCLUSIVE,
         SCR_OFF=_SCR_OFF,
-        DIRECT=direct,
-        CHUNK=_direct_chunk(x, num_warps),
-        num_warps=num_warps,
-        maxnreg=maxnreg,
+        DIRECT=plan.direct,
+        CHUNK=plan.chunk,
+        num_warps=plan.num_warps,
+        maxnreg=plan.maxnreg,
     )
     if dgamma is not None:
         torch.sum(dgp, dim=0, out=dgamma)
