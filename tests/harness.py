@@ -18,6 +18,7 @@ import torch
 from torch import Tensor
 
 import common
+from common import eager
 from common.reference import cln_oracle, rmsnorm_oracle
 from common.registry import OPS, BackendSpec, register_backend, unregister_backend
 from common.testing import assert_close, tolerance
@@ -152,11 +153,8 @@ def check_cln_backward(
     names = ["dx", "dgamma", "dbeta"]
     # dx is a difference of terms of size r * g: judge it against that size.
     with torch.no_grad():
-        full = x64 if h64 is None else torch.cat([h64, x64], -1)
-        n = C * torch.arange(1, full.shape[-1] + 1, dtype=torch.float64)
-        mu = full.sum(1).cumsum(-1) / n
-        var = (full - mu[:, None]).square().sum(1).cumsum(-1) / n  # fine in float64 here
-        r = (var + 1e-8).rsqrt()[:, -T:]
+        full = (x64 if h64 is None else torch.cat([h64, x64], -1)).detach()
+        r = _cln_rstd64(full)[:, -T:]
         g = dy.double().cpu() * (1.0 if g64 is None else g64.detach()[:, None])
         dx_scale = (r[:, None, :] * g).norm().item()
     out = {}
@@ -171,6 +169,18 @@ def check_cln_backward(
             dx_scale if name == "dx" else 0.0,
         )
     return out
+
+
+def _cln_rstd64(x64: Tensor, eps: float = 1e-8) -> Tensor:
+    """1/sqrt(var_t + eps) of every frame, in float64, from the eager backend's stable code."""
+    B, C, T = x64.shape
+    out = torch.empty_like(x64)
+    mean = torch.empty(B, T, dtype=torch.float64)
+    rstd = torch.empty(B, T, dtype=torch.float64)
+    eager.cln_forward(
+        x64, None, None, eps, None, out, mean, rstd, torch.empty(B, dtype=torch.float64)
+    )
+    return rstd
 
 
 def random_splits(T: int, rng: random.Random) -> list[int]:
