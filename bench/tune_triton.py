@@ -4,10 +4,10 @@
 
 Each variant sets module constants of ``backends.triton.kernels`` (they are
 part of every config cache key), checks the result against the float64
-reference, then times with ``triton.testing.do_bench`` (median).  The copy
-bandwidth is measured in the same run; figures are fractions of it.  Timing
-is CUDA-graph replay (kernel time; see bench/results/NOTES.md section 1 for
-why).  The sweep has so far been run host bound (first session) and in
+reference, then times it with the benchmark's own timer (``bench.timing``,
+CUDA-graph replay: kernel time; see bench/results/NOTES.md section 1 for why).
+The copy bandwidth is measured in the same run, by the benchmark's
+``copy_bandwidth``; figures are fractions of it.  The sweep has so far been run host bound (first session) and in
 --quick form; the committed defaults come from offline ptxas register and
 spill reports plus those runs, not from a full graph-timed sweep.
 """
@@ -19,21 +19,12 @@ import contextlib
 import sys
 
 import torch
-import triton
 
 import common
 from backends.triton import kernels as K
-from bench.timing import side_stream, time_steps
+from bench.timing import copy_bandwidth, side_stream, time_steps
 from common.reference import cln_reference, rmsnorm_reference
 from common.testing import assert_close, tolerance
-
-
-def copy_bw() -> float:
-    a = torch.empty(2**31, dtype=torch.uint8, device="cuda")
-    a.random_(0, 255)
-    b = torch.empty_like(a)
-    ms = triton.testing.do_bench(lambda: b.copy_(a), warmup=50, rep=300, return_mode="median")
-    return 2 * 2**31 / (ms * 1e-3)
 
 
 @contextlib.contextmanager
@@ -132,7 +123,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
-    bw = copy_bw()
+    bw = copy_bandwidth(torch.device("cuda")).gbps * 1e9
     print(f"copy bandwidth {bw / 1e9:.0f} GB/s")
     rows = []
 
