@@ -199,11 +199,17 @@ __device__ __forceinline__ A load_param(const P* p, int64_t i) {
 
 // V consecutive parameter elements p[e0 .. e0+V) as A.  `vec`: p + e0 is
 // 16-byte aligned and all V are in range (V * sizeof(P) is 16 or 32 bytes).
+// p == nullptr (no affine parameter) gives ones.
 template <typename T, typename P, typename A>
 __device__ __forceinline__ void load_params(const P* p, int64_t e0, bool vec, int nvalid,
                                             A (&out)[PackInfo<T>::V]) {
   constexpr int V = PackInfo<T>::V;
   constexpr int VP = PackInfo<P>::V;
+  if (p == nullptr) {  // no affine parameter: the identity weight
+#pragma unroll
+    for (int k = 0; k < V; ++k) out[k] = A(1);
+    return;
+  }
   if (vec) {
 #pragma unroll
     for (int c = 0; c < V / VP; ++c) {

@@ -144,13 +144,8 @@ __global__ void __launch_bounds__(NT, MB) rms_fwd_kernel(const RmsFwdArgs<T, P> 
       const int nv = N - e0;
       if (row_ok && nv > 0) {
         const bool vec = args.vec && nv >= V;
-        A wv[V];
-        if (args.w) {
-          load_params<T, P, A>(args.w, e0, args.wvec && vec, nv, wv);
-        } else {
-#pragma unroll
-          for (int k = 0; k < V; ++k) wv[k] = A(1);
-        }
+        A wv[V];  // ones when there is no weight
+        load_params<T, P, A>(args.w, e0, args.wvec && vec, nv, wv);
         A out[V];
         // (x * rstd) * w: the rounding order of the eager reference.
 #pragma unroll
@@ -219,13 +214,8 @@ __global__ void __launch_bounds__(NT, MB) rms_bwd_kernel(const RmsBwdArgs<T, P> 
         const int e0 = ((ch * CW) + i * TPRW + lt) * V;
         const int nv = N - e0;
         if (row_ok && nv > 0) {
-          A wv[V];
-          if (args.w) {
-            load_params<T, P, A>(args.w, e0, args.wvec && args.vec && nv >= V, nv, wv);
-          } else {
-#pragma unroll
-            for (int k = 0; k < V; ++k) wv[k] = A(1);
-          }
+          A wv[V];  // ones when there is no weight
+          load_params<T, P, A>(args.w, e0, args.wvec && args.vec && nv >= V, nv, wv);
 #pragma unroll
           for (int k = 0; k < V; ++k) {
             const A dyv = Elem<T>::get(gk[i], k);
@@ -260,13 +250,8 @@ __global__ void __launch_bounds__(NT, MB) rms_bwd_kernel(const RmsBwdArgs<T, P> 
         const int nv = N - e0;
         if (row_ok && nv > 0) {
           const bool vec = args.vec && nv >= V;
-          A wv[V];
-          if (args.w) {
-            load_params<T, P, A>(args.w, e0, args.wvec && vec, nv, wv);
-          } else {
-#pragma unroll
-            for (int k = 0; k < V; ++k) wv[k] = A(1);
-          }
+          A wv[V];  // ones when there is no weight
+          load_params<T, P, A>(args.w, e0, args.wvec && vec, nv, wv);
           A out[V];
           // rstd * (g - xhat * mean(g * xhat)), as in the eager reference.
 #pragma unroll
