@@ -86,15 +86,20 @@ Tensor workspace(const Tensor& x, size_t bytes) {
                    x.options().dtype(at::kByte));
 }
 
+// The cLN input: a non-empty, contiguous (B, C, T) CUDA tensor.
+void check_cln_input(const Tensor& x, const char* op) {
+  TORCH_CHECK(x.is_cuda(), "cuda_ext ", op, ": x must be a CUDA tensor, got one on ", x.device());
+  TORCH_CHECK(x.dim() == 3, "cuda_ext ", op, ": x must be (B, C, T), got shape ", x.sizes());
+  TORCH_CHECK(x.numel() > 0, "cuda_ext ", op, ": empty input (common/ handles it without a launch)");
+  TORCH_CHECK(x.is_contiguous(), "cuda_ext ", op, ": x must be contiguous (call .contiguous())");
+}
+
 void cln_forward(const Tensor& x, OptTensor gamma, OptTensor beta, double eps,
                  const OptTensor& count0, const OptTensor& mean0, const OptTensor& m2_0,
                  const Tensor& y, const Tensor& mean, const Tensor& rstd,
                  const Tensor& m2_last) {
   const char* op = "cln_forward";
-  TORCH_CHECK(x.is_cuda(), "cuda_ext ", op, ": x must be a CUDA tensor, got one on ", x.device());
-  TORCH_CHECK(x.dim() == 3, "cuda_ext ", op, ": x must be (B, C, T), got shape ", x.sizes());
-  TORCH_CHECK(x.numel() > 0, "cuda_ext ", op, ": empty input (common/ handles it without a launch)");
-  TORCH_CHECK(x.is_contiguous(), "cuda_ext ", op, ": x must be contiguous (call .contiguous())");
+  check_cln_input(x, op);
   const auto dt = to_dtype(x.scalar_type(), op, "x");
   const auto acc = acc_of(x.scalar_type());
   const int64_t B = x.size(0), C = x.size(1), L = x.size(2);
@@ -140,10 +145,7 @@ void cln_backward(const Tensor& dy, const Tensor& x, OptTensor gamma, const Tens
                   const Tensor& rstd, const OptTensor& count, const Tensor& dx,
                   const OptTensor& dgamma, const OptTensor& dbeta) {
   const char* op = "cln_backward";
-  TORCH_CHECK(x.is_cuda(), "cuda_ext ", op, ": x must be a CUDA tensor, got one on ", x.device());
-  TORCH_CHECK(x.dim() == 3, "cuda_ext ", op, ": x must be (B, C, T), got shape ", x.sizes());
-  TORCH_CHECK(x.numel() > 0, "cuda_ext ", op, ": empty input (common/ handles it without a launch)");
-  TORCH_CHECK(x.is_contiguous(), "cuda_ext ", op, ": x must be contiguous (call .contiguous())");
+  check_cln_input(x, op);
   const auto dt = to_dtype(x.scalar_type(), op, "x");
   const auto acc = acc_of(x.scalar_type());
   const int64_t B = x.size(0), C = x.size(1), L = x.size(2);
