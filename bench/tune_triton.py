@@ -7,9 +7,10 @@ part of every config cache key), checks the result against the float64
 reference, then times it with the benchmark's own timer (``bench.timing``,
 CUDA-graph replay: kernel time; see bench/results/NOTES.md section 1 for why).
 The copy bandwidth is measured in the same run, by the benchmark's
-``copy_bandwidth``; figures are fractions of it.  The sweep has so far been run host bound (first session) and in
---quick form; the committed defaults come from offline ptxas register and
-spill reports plus those runs, not from a full graph-timed sweep.
+``copy_bandwidth``; figures are fractions of it.  The sweep has so far been
+run host bound (first session) and in --quick form; the committed defaults
+come from offline ptxas register and spill reports plus those runs, not from
+a full graph-timed sweep.
 """
 
 from __future__ import annotations
