@@ -114,6 +114,12 @@ CLN_MIN_TILES_PER_SM = 2
 #: ptxas); 1024 added 24-40 B of spills per thread (the chunk is live next to the tile).
 CLN_DIRECT_MAX_TILES = 4096
 CLN_DIRECT_CHUNK = 256
+#: Split roles (see the module docstring) when the tensor(s) read by the kernel hold at least
+#: this many bytes; smaller problems are latency bound and run one program per tile.
+CLN_SPLIT_MIN_BYTES = 8 << 20
+#: Bytes of tiles between a tile's STATS and NORMALIZE tickets (the window D, in tiles, is this
+#: over the tile's bytes): the re-read must still be in L2 (50 MB on the H100/H200).
+CLN_L2_WINDOW_BYTES = 16 << 20
 #: How many neighbour tiles one look-back round reads at once (one L2 round trip).
 CLN_FWD_LOOKBACK = 4
 CLN_BWD_LOOKBACK = 2
@@ -162,6 +168,24 @@ def _num_sms(device_type: str, index: int | None) -> int:
 # ============================================================================================
 # Shared device helpers
 # ============================================================================================
+@triton.jit
+def _split_ticket(k, NT, D):
+    """Ticket -> (is_stats, g) of the split-role schedule (see the module docstring).
+
+    ``D`` STATS tickets first (tiles 0 .. D-1), then NORMALIZE(g) and STATS(g + D) alternate,
+    then the last D NORMALIZE tickets.  Every STATS(g') with g' <= g has a smaller ticket than
+    NORMALIZE(g), so a NORMALIZE program only waits on programs that already started.
+    """
+    m = tl.maximum(k - D, 0)
+    pair = 2 * (NT - D)
+    in_pair = m < pair
+    odd = (m % 2) == 1
+    is_stats = (k < D) | (in_pair & odd)
+    g = tl.where(in_pair, tl.where(odd, D + m // 2, m // 2), NT - D + (m - pair))
+    g = tl.where(k < D, k, g)
+    return is_stats, g
+
+
 @triton.jit
 def _chan(na, ma, Ma, nb, mb, Mb):
     """Chan/Welford merge of (count, mean, M2): a is the earlier partition.
@@ -325,6 +349,77 @@ def _fwd_direct_prefix(d_ptr, i, C, T, cnt0, m0, M0, BT: tl.constexpr, CHUNK: tl
 
 
 @triton.jit
+def _last3(sn, sm, sM, BT: tl.constexpr):
+    """The last element of an inclusive scan (the tile aggregate: padding frames are
+    identities)."""
+    last = tl.arange(0, BT) == BT - 1
+    an = tl.sum(tl.where(last, sn, 0.0), axis=0)
+    am = tl.sum(tl.where(last, sm, 0.0), axis=0)
+    aM = tl.sum(tl.where(last, sM, 0.0), axis=0)
+    return an, am, aM
+
+
+@triton.jit
+def _fwd_emit(
+    x,
+    x_base,
+    y_base,
+    gamma_ptr,
+    beta_ptr,
+    mean_ptr,
+    rstd_ptr,
+    m2_ptr,
+    b,
+    i,
+    C,
+    T,
+    NTB,
+    eps,
+    offs_c,
+    offs_t,
+    tmask,
+    pn,
+    pm,
+    pM,
+    an,
+    am,
+    aM,
+    sn,
+    sm,
+    sM,
+    HAS_GAMMA: tl.constexpr,
+    HAS_BETA: tl.constexpr,
+    BLOCK_C: tl.constexpr,
+    NUM_CB: tl.constexpr,
+):
+    """Given the exclusive prefix (pn, pm, pM) of tile i: write mean, rstd, y (and m2_last)."""
+    inn, inm, inM = _chan(pn, pm, pM, an, am, aM)
+    tl.store(m2_ptr + b, inM, mask=i == NTB - 1)
+    n_t, m_t, M_t = _chan(pn, pm, pM, sn, sm, sM)
+    r_t = 1.0 / tl.sqrt(M_t / tl.maximum(n_t, 1.0) + eps)
+    st_offs = b.to(tl.int64) * T + offs_t
+    tl.store(mean_ptr + st_offs, m_t, mask=tmask)
+    tl.store(rstd_ptr + st_offs, r_t, mask=tmask)
+    for cb in range(NUM_CB):
+        cc = cb * BLOCK_C + offs_c
+        cmask = cc < C
+        mask = cmask[:, None] & tmask[None, :]
+        offs = cc[:, None] * T + offs_t[None, :]
+        if NUM_CB == 1:
+            xb = x  # the tile is still in registers
+        else:
+            xb = tl.load(x_base + offs, mask=mask, other=0.0).to(tl.float32)
+        out = (xb - m_t[None, :]) * r_t[None, :]
+        if HAS_GAMMA:
+            gam = tl.load(gamma_ptr + cc, mask=cmask, other=0.0).to(tl.float32)
+            out = out * gam[:, None]
+        if HAS_BETA:
+            bet = tl.load(beta_ptr + cc, mask=cmask, other=0.0).to(tl.float32)
+            out = out + bet[:, None]
+        tl.store(y_base + offs, out.to(y_base.dtype.element_ty), mask=mask)
+
+
+@triton.jit
 def _cln_fwd_kernel(
     x_ptr,
     y_ptr,
@@ -341,6 +436,7 @@ def _cln_fwd_kernel(
     C,
     T,
     NTB,
+    D,
     eps,
     HAS_STATE: tl.constexpr,
     HAS_GAMMA: tl.constexpr,
@@ -352,13 +448,19 @@ def _cln_fwd_kernel(
     PUBLISH_INC: tl.constexpr,
     SCR_OFF: tl.constexpr,
     DIRECT: tl.constexpr,
+    SPLIT: tl.constexpr,
     CHUNK: tl.constexpr,
 ):
-    # Ticket -> (b, i).  Sequences are interleaved (b fastest) so that the tiles in flight at
-    # one time are spread over the batch: shorter look-back chains per sequence.
+    # Ticket -> (role, tile g) -> (b, i).  Sequences are interleaved (b fastest) so that the
+    # tiles in flight at one time are spread over the batch.
     k = tl.atomic_add(scr_ptr, 1).to(tl.int32)
-    b = k % B
-    i = k // B
+    if SPLIT:
+        is_stats, g = _split_ticket(k, B * NTB, D)
+    else:
+        is_stats = k >= 0  # every program publishes its aggregate and writes its tile
+        g = k
+    b = g % B
+    i = g // B
     if DIRECT:
         d_ptr = scr_ptr + SCR_OFF + b * NTB  # one aggregate word per tile
     else:
@@ -392,6 +494,7 @@ def _cln_fwd_kernel(
         fn = tl.where(tmask, C, 0).to(tl.float32)
     else:
         # Channel blocks merged per frame with the same Chan rule (exact two-pass per block).
+        x = tl.zeros([BLOCK_C, BT], tl.float32)  # unused: _fwd_emit re-reads the blocks
         fn = tl.zeros([BT], tl.float32)
         fm = tl.zeros([BT], tl.float32)
         fM = tl.zeros([BT], tl.float32)
@@ -408,59 +511,38 @@ def _cln_fwd_kernel(
             bn = tl.where(tmask, nc, 0).to(tl.float32)
             fn, fm, fM = _chan(fn, fm, fM, bn, bm, bM)
 
-    # In-tile inclusive scan over frames; padding frames (n = 0) are identities, so the last
-    # element is the tile aggregate.
-    sn, sm, sM = tl.associative_scan((fn, fm, fM), 0, _chan)
-    last = tl.arange(0, BT) == BT - 1
-    an = tl.sum(tl.where(last, sn, 0.0), axis=0)
-    am = tl.sum(tl.where(last, sm, 0.0), axis=0)
-    aM = tl.sum(tl.where(last, sM, 0.0), axis=0)
-
-    # ---- publish the aggregate, look back, publish the inclusive prefix ----------------
-    # (For tile 0 the aggregate is never read; publishing it anyway keeps the code branchless.)
-    if DIRECT:
-        tl.atomic_xchg(d_ptr + i, _pack_fwd(am, aM), sem="relaxed")
-        pn, pm, pM = _fwd_direct_prefix(d_ptr, i, C, T, cnt0, m0, M0, BT, CHUNK)
-        inn, inm, inM = _chan(pn, pm, pM, an, am, aM)
+    if SPLIT:
+        if is_stats:
+            # STATS: publish the tile aggregate (a fixed tree over the frames) and stop.
+            an, am, aM = tl.reduce((fn, fm, fM), 0, _chan)
+            tl.atomic_xchg(d_ptr + i, _pack_fwd(am, aM), sem="relaxed")
+        else:
+            # NORMALIZE: the tile was read by its STATS program D tickets ago (L2).
+            sn, sm, sM = tl.associative_scan((fn, fm, fM), 0, _chan)
+            an, am, aM = _last3(sn, sm, sM, BT)
+            pn, pm, pM = _fwd_direct_prefix(d_ptr, i, C, T, cnt0, m0, M0, BT, CHUNK)
+            _fwd_emit(x, x_base, y_base, gamma_ptr, beta_ptr, mean_ptr, rstd_ptr, m2_ptr,
+                      b, i, C, T, NTB, eps, offs_c, offs_t, tmask, pn, pm, pM, an, am, aM,
+                      sn, sm, sM, HAS_GAMMA, HAS_BETA, BLOCK_C, NUM_CB)
     else:
-        tl.atomic_xchg(d_ptr + 2 * i, _pack_fwd(am, aM), sem="relaxed")
-        pn, pm, pM = _fwd_lookback(d_ptr, i, C, T, cnt0, m0, M0, BT, LOOKBACK)
-        inn, inm, inM = _chan(pn, pm, pM, an, am, aM)
-        if PUBLISH_INC:
-            tl.atomic_xchg(d_ptr + 2 * i + 1, _pack_fwd(inm, inM), sem="relaxed")
-    tl.store(m2_ptr + b, inM, mask=i == NTB - 1)
-
-    # ---- per-frame final statistics and the output ----------------------------------
-    n_t, m_t, M_t = _chan(pn, pm, pM, sn, sm, sM)
-    r_t = 1.0 / tl.sqrt(M_t / tl.maximum(n_t, 1.0) + eps)
-    st_offs = b64 * T + offs_t
-    tl.store(mean_ptr + st_offs, m_t, mask=tmask)
-    tl.store(rstd_ptr + st_offs, r_t, mask=tmask)
-
-    if NUM_CB == 1:
-        out = (x - m_t[None, :]) * r_t[None, :]
-        if HAS_GAMMA:
-            gam = tl.load(gamma_ptr + offs_c, mask=cmask, other=0.0).to(tl.float32)
-            out = out * gam[:, None]
-        if HAS_BETA:
-            bet = tl.load(beta_ptr + offs_c, mask=cmask, other=0.0).to(tl.float32)
-            out = out + bet[:, None]
-        tl.store(y_base + offs, out.to(y_ptr.dtype.element_ty), mask=mask)
-    else:
-        for cb in range(NUM_CB):
-            cc = cb * BLOCK_C + offs_c
-            cmask = cc < C
-            mask = cmask[:, None] & tmask[None, :]
-            offs = cc[:, None] * T + offs_t[None, :]
-            xb = tl.load(x_base + offs, mask=mask, other=0.0).to(tl.float32)
-            out = (xb - m_t[None, :]) * r_t[None, :]
-            if HAS_GAMMA:
-                gam = tl.load(gamma_ptr + cc, mask=cmask, other=0.0).to(tl.float32)
-                out = out * gam[:, None]
-            if HAS_BETA:
-                bet = tl.load(beta_ptr + cc, mask=cmask, other=0.0).to(tl.float32)
-                out = out + bet[:, None]
-            tl.store(y_base + offs, out.to(y_ptr.dtype.element_ty), mask=mask)
+        # In-tile inclusive scan over frames; padding frames (n = 0) are identities, so the
+        # last element is the tile aggregate.
+        sn, sm, sM = tl.associative_scan((fn, fm, fM), 0, _chan)
+        an, am, aM = _last3(sn, sm, sM, BT)
+        # Publish the aggregate, get the prefix (for tile 0 the aggregate is never read;
+        # publishing it anyway keeps the code branchless).
+        if DIRECT:
+            tl.atomic_xchg(d_ptr + i, _pack_fwd(am, aM), sem="relaxed")
+            pn, pm, pM = _fwd_direct_prefix(d_ptr, i, C, T, cnt0, m0, M0, BT, CHUNK)
+        else:
+            tl.atomic_xchg(d_ptr + 2 * i, _pack_fwd(am, aM), sem="relaxed")
+            pn, pm, pM = _fwd_lookback(d_ptr, i, C, T, cnt0, m0, M0, BT, LOOKBACK)
+            if PUBLISH_INC:
+                inn, inm, inM = _chan(pn, pm, pM, an, am, aM)
+                tl.atomic_xchg(d_ptr + 2 * i + 1, _pack_fwd(inm, inM), sem="relaxed")
+        _fwd_emit(x, x_base, y_base, gamma_ptr, beta_ptr, mean_ptr, rstd_ptr, m2_ptr,
+                  b, i, C, T, NTB, eps, offs_c, offs_t, tmask, pn, pm, pM, an, am, aM,
+                  sn, sm, sM, HAS_GAMMA, HAS_BETA, BLOCK_C, NUM_CB)
 
 
 # ============================================================================================
@@ -556,6 +638,50 @@ def _bwd_direct_suffix(d_ptr, i, NTB, CHUNK: tl.constexpr):
 
 
 @triton.jit
+def _bwd_emit(
+    x,
+    dy,
+    x_base,
+    dy_base,
+    dx_base,
+    gamma_ptr,
+    C,
+    T,
+    offs_c,
+    offs_t,
+    tmask,
+    r,
+    K,
+    Sa,
+    Sb,
+    P,
+    HAS_GAMMA: tl.constexpr,
+    BLOCK_C: tl.constexpr,
+    NUM_CB: tl.constexpr,
+):
+    """dx = r*g - S_a - (x-K)*S_b + P for the tile (inclusive suffixes per frame)."""
+    for cb in range(NUM_CB):
+        cc = cb * BLOCK_C + offs_c
+        cmask = cc < C
+        mask = cmask[:, None] & tmask[None, :]
+        offs = cc[:, None] * T + offs_t[None, :]
+        if NUM_CB == 1:
+            xb = x  # still in registers
+            dyb = dy
+        else:
+            xb = tl.load(x_base + offs, mask=mask, other=0.0).to(tl.float32)
+            dyb = tl.load(dy_base + offs, mask=mask, other=0.0).to(tl.float32)
+        if HAS_GAMMA:
+            gam = tl.load(gamma_ptr + cc, mask=cmask, other=0.0).to(tl.float32)
+            gb = dyb * gam[:, None]
+        else:
+            gb = dyb
+        dx = r[None, :] * gb - Sa[None, :] - (xb - K) * Sb[None, :]
+        dx = dx + P[None, :]
+        tl.store(dx_base + offs, dx.to(dx_base.dtype.element_ty), mask=mask)
+
+
+@triton.jit
 def _cln_bwd_kernel(
     dy_ptr,
     x_ptr,
@@ -571,6 +697,7 @@ def _cln_bwd_kernel(
     C,
     T,
     NTB,
+    D,
     HAS_COUNT: tl.constexpr,
     HAS_GAMMA: tl.constexpr,
     HAS_DG: tl.constexpr,
@@ -582,12 +709,18 @@ def _cln_bwd_kernel(
     PUBLISH_INC: tl.constexpr,
     SCR_OFF: tl.constexpr,
     DIRECT: tl.constexpr,
+    SPLIT: tl.constexpr,
     CHUNK: tl.constexpr,
 ):
     # Tickets from the last tile backwards: a tile waits only on later tiles (smaller tickets).
     k = tl.atomic_add(scr_ptr, 1).to(tl.int32)
-    b = k % B
-    i = NTB - 1 - k // B
+    if SPLIT:
+        is_stats, g = _split_ticket(k, B * NTB, D)
+    else:
+        is_stats = k >= 0  # every program publishes its aggregate and writes its tile
+        g = k
+    b = g % B
+    i = NTB - 1 - g // B
     tile = b * NTB + i
     if DIRECT:
         d_ptr = scr_ptr + SCR_OFF + 3 * (b * NTB)  # a, b, p aggregate words: 3 arrays of NTB
@@ -613,6 +746,8 @@ def _cln_bwd_kernel(
     n_t = cnt0 + (C * (offs_t + 1)).to(tl.float32)
 
     # ---- per-frame G1 = sum_c g, G2 = sum_c g*xhat (+ dgamma/dbeta partials) -----------
+    # The partials are written by the program that publishes the tile's aggregate (all of
+    # them without SPLIT, the STATS role with it).
     if NUM_CB == 1:
         cmask = offs_c < C
         mask = cmask[:, None] & tmask[None, :]
@@ -629,11 +764,14 @@ def _cln_bwd_kernel(
         else:
             G1 = tl.sum(dy, axis=0)
             G2 = r * tl.sum(u, axis=0)
-        if HAS_DG:
-            tl.store(dgp_ptr + tile * C + offs_c, tl.sum(u * r[None, :], axis=1), mask=cmask)
-        if HAS_DB:
-            tl.store(dbp_ptr + tile * C + offs_c, tl.sum(dy, axis=1), mask=cmask)
+        if is_stats:
+            if HAS_DG:
+                tl.store(dgp_ptr + tile * C + offs_c, tl.sum(u * r[None, :], axis=1), mask=cmask)
+            if HAS_DB:
+                tl.store(dbp_ptr + tile * C + offs_c, tl.sum(dy, axis=1), mask=cmask)
     else:
+        x = tl.zeros([BLOCK_C, BT], tl.float32)  # unused: _bwd_emit re-reads the blocks
+        dy = x
         G1 = tl.zeros([BT], tl.float32)
         G2 = tl.zeros([BT], tl.float32)
         for cb in range(NUM_CB):
@@ -651,68 +789,56 @@ def _cln_bwd_kernel(
             else:
                 G1 += tl.sum(dyb, axis=0)
                 G2 += tl.sum(ub, axis=0)
+            pmask = cmask & is_stats
             if HAS_DG:
-                tl.store(dgp_ptr + tile * C + cc, tl.sum(ub * r[None, :], axis=1), mask=cmask)
+                tl.store(dgp_ptr + tile * C + cc, tl.sum(ub * r[None, :], axis=1), mask=pmask)
             if HAS_DB:
-                tl.store(dbp_ptr + tile * C + cc, tl.sum(dyb, axis=1), mask=cmask)
-
-    if NUM_CB != 1:
+                tl.store(dbp_ptr + tile * C + cc, tl.sum(dyb, axis=1), mask=pmask)
         G2 = r * G2
+
     a = r * G1 / n_t
     bq = r * r * G2 / n_t
     pv = bq * (mu - K)
-    Sa = tl.cumsum(a, axis=0, reverse=True)
-    Sb = tl.cumsum(bq, axis=0, reverse=True)
-    P = tl.cumsum(pv, axis=0, reverse=True)
-    ta = tl.sum(a, axis=0)
-    tb = tl.sum(bq, axis=0)
-    tp = tl.sum(pv, axis=0)
 
-    # ---- publish aggregate, look back over later tiles, publish inclusive suffix --------
-    if DIRECT:
-        tl.atomic_xchg(d_ptr + i, _pack_bwd(ta), sem="relaxed")
-        tl.atomic_xchg(d_ptr + NTB + i, _pack_bwd(tb), sem="relaxed")
-        tl.atomic_xchg(d_ptr + 2 * NTB + i, _pack_bwd(tp), sem="relaxed")
-        ea, eb, ep = _bwd_direct_suffix(d_ptr, i, NTB, CHUNK)
-    else:
-        dp = d_ptr + 6 * i
-        tl.atomic_xchg(dp, _pack_bwd(ta), sem="relaxed")
-        tl.atomic_xchg(dp + 1, _pack_bwd(tb), sem="relaxed")
-        tl.atomic_xchg(dp + 2, _pack_bwd(tp), sem="relaxed")
-        ea, eb, ep = _bwd_lookback(d_ptr, i, NTB, LOOKBACK)
-        if PUBLISH_INC:
-            tl.atomic_xchg(dp + 3, _pack_bwd(ta + ea), sem="relaxed")
-            tl.atomic_xchg(dp + 4, _pack_bwd(tb + eb), sem="relaxed")
-            tl.atomic_xchg(dp + 5, _pack_bwd(tp + ep), sem="relaxed")
-    Sa = Sa + ea
-    Sb = Sb + eb
-    P = P + ep
-
-    # ---- dx = r*g - S_a - (x-K)*S_b + P ------------------------------------------------
-    if NUM_CB == 1:
-        if HAS_GAMMA:
-            g = dy * gam[:, None]
+    if SPLIT:
+        if is_stats:
+            # STATS: publish the tile's sums and stop.
+            tl.atomic_xchg(d_ptr + i, _pack_bwd(tl.sum(a, axis=0)), sem="relaxed")
+            tl.atomic_xchg(d_ptr + NTB + i, _pack_bwd(tl.sum(bq, axis=0)), sem="relaxed")
+            tl.atomic_xchg(d_ptr + 2 * NTB + i, _pack_bwd(tl.sum(pv, axis=0)), sem="relaxed")
         else:
-            g = dy
-        dx = r[None, :] * g - Sa[None, :] - (x - K) * Sb[None, :]
-        dx = dx + P[None, :]
-        tl.store(dx_base + offs, dx.to(dx_ptr.dtype.element_ty), mask=mask)
+            # NORMALIZE: x and dy were read by the STATS program D tickets ago (L2).
+            ea, eb, ep = _bwd_direct_suffix(d_ptr, i, NTB, CHUNK)
+            Sa = tl.cumsum(a, axis=0, reverse=True) + ea
+            Sb = tl.cumsum(bq, axis=0, reverse=True) + eb
+            P = tl.cumsum(pv, axis=0, reverse=True) + ep
+            _bwd_emit(x, dy, x_base, dy_base, dx_base, gamma_ptr, C, T, offs_c, offs_t, tmask,
+                      r, K, Sa, Sb, P, HAS_GAMMA, BLOCK_C, NUM_CB)
     else:
-        for cb in range(NUM_CB):
-            cc = cb * BLOCK_C + offs_c
-            cmask = cc < C
-            mask = cmask[:, None] & tmask[None, :]
-            offs = cc[:, None] * T + offs_t[None, :]
-            xb = tl.load(x_base + offs, mask=mask, other=0.0).to(tl.float32)
-            dyb = tl.load(dy_base + offs, mask=mask, other=0.0).to(tl.float32)
-            if HAS_GAMMA:
-                gam = tl.load(gamma_ptr + cc, mask=cmask, other=0.0).to(tl.float32)
-                gb = dyb * gam[:, None]
-            else:
-                gb = dyb
-            dx = r[None, :] * gb - Sa[None, :] - (xb - K) * Sb[None, :]
-            dx = dx + P[None, :]
-            tl.store(dx_base + offs, dx.to(dx_ptr.dtype.element_ty), mask=mask)
+        Sa = tl.cumsum(a, axis=0, reverse=True)
+        Sb = tl.cumsum(bq, axis=0, reverse=True)
+        P = tl.cumsum(pv, axis=0, reverse=True)
+        ta = tl.sum(a, axis=0)
+        tb = tl.sum(bq, axis=0)
+        tp = tl.sum(pv, axis=0)
+        # Publish the aggregate, get the exclusive suffix over the later tiles.
+        if DIRECT:
+            tl.atomic_xchg(d_ptr + i, _pack_bwd(ta), sem="relaxed")
+            tl.atomic_xchg(d_ptr + NTB + i, _pack_bwd(tb), sem="relaxed")
+            tl.atomic_xchg(d_ptr + 2 * NTB + i, _pack_bwd(tp), sem="relaxed")
+            ea, eb, ep = _bwd_direct_suffix(d_ptr, i, NTB, CHUNK)
+        else:
+            dp = d_ptr + 6 * i
+            tl.atomic_xchg(dp, _pack_bwd(ta), sem="relaxed")
+            tl.atomic_xchg(dp + 1, _pack_bwd(tb), sem="relaxed")
+            tl.atomic_xchg(dp + 2, _pack_bwd(tp), sem="relaxed")
+            ea, eb, ep = _bwd_lookback(d_ptr, i, NTB, LOOKBACK)
+            if PUBLISH_INC:
+                tl.atomic_xchg(dp + 3, _pack_bwd(ta + ea), sem="relaxed")
+                tl.atomic_xchg(dp + 4, _pack_bwd(tb + eb), sem="relaxed")
+                tl.atomic_xchg(dp + 5, _pack_bwd(tp + ep), sem="relaxed")
+        _bwd_emit(x, dy, x_base, dy_base, dx_base, gamma_ptr, C, T, offs_c, offs_t, tmask,
+                  r, K, Sa + ea, Sb + eb, P + ep, HAS_GAMMA, BLOCK_C, NUM_CB)
 
 
 # ============================================================================================
@@ -788,7 +914,13 @@ class _ClnPlan(NamedTuple):
     ntb: int  # tiles per sequence
     nt: int  # tiles in all
     direct: bool  # fixed-order prefix over all aggregates (else the look-back path)
+    split: bool  # STATS and NORMALIZE programs per tile (direct only)
+    window: int  # D: tiles between a tile's STATS and NORMALIZE tickets
     chunk: int
+
+    @property
+    def grid(self) -> tuple[int]:
+        return (2 * self.nt if self.split else self.nt,)
 
 
 def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
@@ -813,6 +945,11 @@ def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
         CLN_MIN_TILES_PER_SM,
     )
     ntb = triton.cdiv(T, bt)
+    direct = ntb <= CLN_DIRECT_MAX_TILES
+    tensors = 1 if forward else 2  # the forward reads x; the backward x and dy
+    split = direct and tensors * x.numel() * x.element_size() >= CLN_SPLIT_MIN_BYTES
+    tile_bytes = tensors * block_c * num_cb * bt * x.element_size()
+    window = _clamp(CLN_L2_WINDOW_BYTES // tile_bytes, 1, B * ntb)
     return _ClnPlan(
         block_c,
         bt,
@@ -821,7 +958,9 @@ def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
         maxnreg,
         ntb,
         B * ntb,
-        ntb <= CLN_DIRECT_MAX_TILES,
+        direct,
+        split,
+        window,
         _direct_chunk(x, num_warps),
     )
 
@@ -848,7 +987,7 @@ def cln_forward(
         cnt, m0, M0 = state
     else:
         cnt = m0 = M0 = mean  # dummies, never read (HAS_STATE=False)
-    _cln_fwd_kernel[(plan.nt,)](
+    _cln_fwd_kernel[plan.grid](
         x,
         y,
         gamma if gamma is not None else x,
@@ -864,6 +1003,7 @@ def cln_forward(
         C,
         T,
         plan.ntb,
+        plan.window,
         float(eps),
         HAS_STATE=state is not None,
         HAS_GAMMA=gamma is not None,
@@ -875,6 +1015,7 @@ def cln_forward(
         PUBLISH_INC=not _TEST_NO_INCLUSIVE,
         SCR_OFF=_SCR_OFF,
         DIRECT=plan.direct,
+        SPLIT=plan.split,
         CHUNK=plan.chunk,
         num_warps=plan.num_warps,
         maxnreg=plan.maxnreg,
@@ -907,7 +1048,7 @@ def cln_backward(
     dbp = (
         torch.empty((plan.nt, C), dtype=torch.float32, device=x.device) if dbeta is not None else dx
     )
-    _cln_bwd_kernel[(plan.nt,)](
+    _cln_bwd_kernel[plan.grid](
         dy,
         x,
         gamma if gamma is not None else x,
@@ -922,6 +1063,7 @@ def cln_backward(
         C,
         T,
         plan.ntb,
+        plan.window,
         HAS_COUNT=count is not None,
         HAS_GAMMA=gamma is not None,
         HAS_DG=dgamma is not None,
@@ -933,6 +1075,7 @@ def cln_backward(
         PUBLISH_INC=not _TEST_NO_INCLUSIVE,
         SCR_OFF=_SCR_OFF,
         DIRECT=plan.direct,
+        SPLIT=plan.split,
         CHUNK=plan.chunk,
         num_warps=plan.num_warps,
         maxnreg=plan.maxnreg,
