@@ -35,25 +35,14 @@ RMS_SHAPES = [(32768, 4096), (16384, 8192), (2048, 4096)]
 SEED = (80, 64, 301)
 _NEVER = 1 << 60
 
-# cLN schedules: one program per tile ("single", the fixed-order prefix) against split
-# STATS/NORMALIZE roles with several L2 windows.  Both modes exist in both backends.
+# cLN launch variants per backend (module constants of the kernel module).
 CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
     "triton": {
-        "single": {"CLN_SPLIT_MIN_BYTES": _NEVER},
-        "split w16M": {"CLN_SPLIT_MIN_BYTES": 0},
-        "split w4M": {"CLN_SPLIT_MIN_BYTES": 0, "CLN_L2_WINDOW_BYTES": 4 << 20},
-        "split w32M": {"CLN_SPLIT_MIN_BYTES": 0, "CLN_L2_WINDOW_BYTES": 32 << 20},
-        "split tile4096": {"CLN_SPLIT_MIN_BYTES": 0, "CLN_FWD_TILE": 4096, "CLN_BWD_TILE": 4096},
-        "split tile16384": {
-            "CLN_SPLIT_MIN_BYTES": 0,
-            "CLN_FWD_TILE": 16384,
-            "CLN_FWD_EPT": 128,
-            "CLN_FWD_MAXNREG": None,
-            "CLN_BWD_TILE": 16384,
-            "CLN_BWD_EPT": 64,
-            "CLN_BWD_MAXNREG": None,
-        },
-        "split ept32": {"CLN_SPLIT_MIN_BYTES": 0, "CLN_FWD_EPT": 32, "CLN_BWD_EPT": 16},
+        "default": {},
+        "time-major": {"CLN_TIME_MAJOR": True},
+        "fwd ept128": {"CLN_FWD_EPT": 128, "CLN_FWD_MAXNREG": None},
+        "bwd ept32 nreg128": {"CLN_BWD_EPT": 32, "CLN_BWD_MAXNREG": 128},
+        "group256": {"CLN_GROUP": 256, "CLN_CHUNK": 256},
     },
     "cuda_ext": {
         "single": {"CLN_SPLIT_MIN_BYTES": _NEVER},
@@ -62,9 +51,9 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "split w32M": {"CLN_SPLIT_MIN_BYTES": 0, "CLN_L2_WINDOW_BYTES": 32 << 20},
     },
 }
-SEED_VARIANTS: dict[str, dict[str, object]] = {
-    "single": {"CLN_SPLIT_MIN_BYTES": _NEVER},
-    "split": {"CLN_SPLIT_MIN_BYTES": 0},
+SEED_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
+    "triton": {"default": {}, "min_tiles1": {"CLN_MIN_TILES_PER_SM": 1}},
+    "cuda_ext": {"single": {"CLN_SPLIT_MIN_BYTES": _NEVER}, "split": {"CLN_SPLIT_MIN_BYTES": 0}},
 }
 RMS_BWD_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
     "triton": {
@@ -183,7 +172,7 @@ def main() -> int:
                     for mode in ("fwd", "fwd_bwd"):
                         for name, kw in variants.items():
                             run(backend, "cln", shape, dtype, mode, name, kw)
-            for name, kw in SEED_VARIANTS.items():
+            for name, kw in SEED_VARIANTS[backend].items():
                 run(backend, "cln", SEED, torch.float32, "fwd", "seed " + name, kw)
             # A long single sequence: thousands of tiles (hang and long-prefix check).
             for mode in ("fwd", "fwd_bwd"):

@@ -23,7 +23,7 @@ def _probe() -> str | None:
 
 SPEC = BackendSpec(
     name="triton",
-    description="Triton kernels; single-pass decoupled look-back scan for cLN",
+    description="Triton kernels; single-pass cLN scan with a fixed-order two-level prefix",
     module="backends.triton.kernels",
     ops=frozenset({"cln_fwd", "cln_bwd", "rmsnorm_fwd", "rmsnorm_bwd"}),
     dtypes=frozenset({torch.float32, torch.float16, torch.bfloat16}),

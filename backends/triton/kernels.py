@@ -1,7 +1,7 @@
 """Triton kernels for cLN and RMSNorm (the raw-kernel contract of ``common.kernel_api``).
 
-cLN forward: one pass over ``x``, tile prefixes from the published tile aggregates
-----------------------------------------------------------------------------------
+cLN forward: one pass over ``x``, tile prefixes from published aggregates
+-------------------------------------------------------------------------
 Each program owns one tile ``x[b, :, t0:t0+BT]`` (all channels, ``BT`` frames) and keeps it
 in registers.  It computes the per-frame mean and M2 exactly (two passes over registers),
 scans them over the frames with the Chan combine (``tl.associative_scan``), publishes the tile
@@ -14,25 +14,35 @@ only ever waits on tiles with a smaller ticket, and a ticket is taken only by a 
 is already running, so every tile it waits on is resident and will finish (no deadlock however
 the hardware schedules the grid).
 
-Exclusive prefixes without look-back (sequences of at most ``CLN_DIRECT_MAX_TILES`` tiles):
-every tile publishes only its aggregate word, with no dependency on any other tile, and then
-computes its exclusive prefix as a fixed-order reduction over the aggregates of *all* earlier
-tiles of its sequence (``_fwd_direct_prefix``: chunks of ``CLN_DIRECT_CHUNK`` words reduced by
-``tl.reduce``, chunk results folded left to right after the stream state).  The prefix of tile
-i then depends only on the frames before it, combined in an order fixed by i alone: the output
-is bitwise deterministic run to run and bitwise causal, whatever the timing.  A tile reads at
-most NTB words (8 B each, from L2).  Longer sequences keep the decoupled look-back (walk back
-over aggregates until an inclusive prefix is met): correct, but its rounding depends on where
-the walk stopped, so bitwise determinism holds only for NTB <= ``CLN_DIRECT_MAX_TILES``.
+Exclusive prefixes: a fixed-order reduction over published aggregates, in two levels
+    * every tile publishes its aggregate word as soon as its statistics are known, with no
+      dependency on any other tile;
+    * the tile closing a group of ``G`` tiles (``i % G == G-1``) also waits for the other
+      G-1 aggregates of its group (earlier tickets), reduces them in a fixed tree and publishes
+      the group's word;
+    * tile i's exclusive prefix = the stream state, then the words of the groups before its
+      own (read ``CHUNK`` at a time at absolute positions, each chunk reduced by ``tl.reduce``,
+      chunks folded left to right), then the aggregates of the tiles of its own group before
+      it (one vector of G words).
+The order depends on i alone, so the output is bitwise deterministic run to run and bitwise
+causal, whatever the timing; a tile reads at most G + NTB/G words (one round of each up to
+G * CHUNK tiles per sequence), and nothing waits in a chain.
 
-Why self-validating 64-bit descriptors instead of "flag + payload": Triton has no acquire load,
-and a tensor load whose elements are replicated across warps may be read at different times by
-different warps, which would give non-uniform control flow around barriers.  So every published
-word carries its own "ready" bit and is written once (0 -> final value) by a scalar 64-bit
-atomic exchange; readers use *scalar* volatile loads (every thread loads the word itself; the
-look-back loop contains no barrier, so threads may even take different paths safely: all of
-them end with a correct prefix, equal up to rounding).  Forward words pack (mean, M2) with the
-sign bit of M2 (always >= 0) as the ready bit; backward words pack one float and bit 0 = ready.
+Measured on the H200 (bench/results/NOTES.md): a one-level reduction over all earlier
+aggregates cost 0.14 of copy bandwidth at (2, 128, 64000) fp32 (1000 tiles: 4 sequential
+rounds), and the decoupled look-back it replaced was slower still (its walk is serial L2
+latency) and not deterministic.  Two variants were measured and dropped: split STATS/NORMALIZE
+programs re-reading the tile from L2 (0.48-0.60 against 0.60-0.68: most re-reads missed L2),
+and larger tiles with longer row segments (the load-store skeleton gains, the reductions lose).
+
+Why self-validating 64-bit words instead of "flag + payload": Triton has no acquire load, and a
+payload written by one thread of another program could be seen before its flag.  So every
+published word carries its own "ready" bit and is written once (0 -> final value) by a scalar
+64-bit atomic exchange; readers re-load a whole vector of words until every needed word is
+ready (the loop condition is a full reduction, uniform over the threads, so the barriers
+inside are safe).  Forward words pack (mean, M2) with the sign bit of M2 (always >= 0) as the
+ready bit (counts are implied by the tile geometry); backward words pack one float, bit 0 =
+ready.
 
 cLN backward: the same machinery as a suffix scan (tickets from the last tile backwards)
 ------------------------------------------------------------------------------------------
@@ -41,6 +51,7 @@ Per frame: ``g = dy*gamma``, ``xhat = (x-mu)*r``, ``G1 = sum_c g``, ``G2 = sum_c
 ``dx = r*g - S_a - (x-K)*S_b + P`` where ``S_a, S_b, P`` are suffix sums of ``a, b, b*(mu-K)``
 (exactly ``common.eager.cln_backward``).  ``x`` and ``dy`` are read once.  dgamma/dbeta are
 per-tile partials in a float32 scratch, summed by torch in a fixed order (deterministic).
+Groups are counted in processing order (j = NTB-1-i).
 
 RMSNorm
 -------
@@ -77,18 +88,20 @@ from common.kernel_api import ClnStateTuple
 CLN_FWD_TILE = 8192
 CLN_BWD_TILE = 8192
 #: Tile elements per thread (per tensor) -> num_warps.  Forward 64 with maxnreg 128: 4 CTAs of
-#: 4 warps per SM (128 KiB of fp32 tiles) without spills at C = 128..512.  Backward holds x and
-#: dy: 32 each.  When T % 16 != 0 the loads cannot be vectorized and every element carries its
-#: own 64-bit address, so fewer elements per thread (the *_UNALIGNED values) are used.
+#: 4 warps per SM (128 KiB of fp32 tiles) without spills at C = 128..512.  When T % 16 != 0
+#: the loads cannot be vectorized and every element carries its own 64-bit address, so fewer
+#: elements per thread (the *_UNALIGNED values) are used.
 CLN_FWD_EPT = 64
-CLN_BWD_EPT = 32
+#: Backward (x and dy per thread): 64 elements each with no register cap (1-2 CTAs per SM)
+#: against 32 capped at 128 registers (spilling 60-250 B): fwd+bwd 0.45 -> 0.51 of copy
+#: bandwidth at (2, 128, 64000) fp32, 0.25 -> 0.30 bf16 (H200, bench/tune.py "ept128").
+CLN_BWD_EPT = 64
 CLN_EPT_UNALIGNED = 16
 #: ``maxnreg`` for vectorized (T % 16 == 0) cLN launches; None lets ptxas choose.  ptxas
 #: otherwise takes ~145 registers for the forward tile above (3 CTAs/SM instead of 4) although
-#: 128 fit without spills.  Backward at 128: 4 CTAs/SM (fp32 C=128) or 2 (C=512) with ~60-90 B
-#: of spills per thread for fp32 and ~250 B for bf16 (uncapped: 165-200 registers, 1-3 CTAs).
+#: 128 fit without spills.
 CLN_FWD_MAXNREG: int | None = 128
-CLN_BWD_MAXNREG: int | None = 128
+CLN_BWD_MAXNREG: int | None = None
 #: Unaligned T (no vector loads): the forward at 64 registers spills 24-56 B but doubles the
 #: resident CTAs, which puts the (80, 64, 301) seed (400 tiles) in a single wave.
 CLN_FWD_MAXNREG_UNALIGNED: int | None = 64
@@ -98,31 +111,22 @@ CLN_BWD_MAXNREG_UNALIGNED: int | None = None
 CLN_MAX_BLOCK_C = 4096
 CLN_LOOP_BLOCK_C = 1024
 #: Frames per tile are at least this many bytes per channel row: a row segment of a tile is a
-#: contiguous run in memory, and runs shorter than 64 B waste DRAM bursts.
+#: contiguous run in memory, and runs shorter than 64 B waste DRAM bursts.  (128 and 256 made
+#: the load-store skeleton faster, 0.71 -> 0.79 at (16, 512, 4000) fp32, but the whole kernel
+#: no faster or slower: the per-frame reductions then span 8-16 warps.)
 CLN_MIN_ROW_BYTES = 64
 CLN_MAX_BT = 1024
 #: Small problems: halve BT (down to the minimum above) until there are at least this many
 #: tiles per SM, so that a latency-bound launch (e.g. the (80, 64, 301) seed) fills the GPU.
 CLN_MIN_TILES_PER_SM = 2
-#: Exclusive prefixes/suffixes by a fixed-order reduction over the aggregates of all earlier
-#: (later) tiles of the sequence, read as vectors of ``CLN_DIRECT_CHUNK`` words, when a sequence
-#: has at most ``CLN_DIRECT_MAX_TILES`` tiles: bitwise deterministic and causal.  Longer
-#: sequences use the decoupled look-back below (correct up to rounding, but the rounding then
-#: depends on timing: bitwise determinism holds for NTB <= CLN_DIRECT_MAX_TILES only).
-#: The chunk is at least 32 * num_warps on the GPU (one word per thread: no replication across
-#: warps).  256 keeps the forward free of spills at maxnreg 128 for the target shapes (sm_90,
-#: ptxas); 1024 added 24-40 B of spills per thread (the chunk is live next to the tile).
-CLN_DIRECT_MAX_TILES = 4096
-CLN_DIRECT_CHUNK = 256
-#: Split roles (see the module docstring) when the tensor(s) read by the kernel hold at least
-#: this many bytes; smaller problems are latency bound and run one program per tile.
-CLN_SPLIT_MIN_BYTES = 8 << 20
-#: Bytes of tiles between a tile's STATS and NORMALIZE tickets (the window D, in tiles, is this
-#: over the tile's bytes): the re-read must still be in L2 (50 MB on the H100/H200).
-CLN_L2_WINDOW_BYTES = 16 << 20
-#: How many neighbour tiles one look-back round reads at once (one L2 round trip).
-CLN_FWD_LOOKBACK = 4
-CLN_BWD_LOOKBACK = 2
+#: Prefix words per group (G) and per vector round (CHUNK) of the two-level prefix.  At least
+#: 32 * num_warps on the GPU (one word per thread: no replication across warps); 128 keeps the
+#: forward free of spills at maxnreg 128 (the vector is live next to the tile).
+CLN_GROUP = 128
+CLN_CHUNK = 128
+#: Tickets in time order within a sequence (tile i+1 right after tile i) instead of
+#: batch-interleaved (tile i of every sequence, then tile i+1, ...).
+CLN_TIME_MAJOR = False
 
 #: RMSNorm: single-pass (row in registers) up to this many columns (next_pow2).
 RMS_FWD_MAX_BLOCK_N = 32768
@@ -141,12 +145,12 @@ RMS_BWD_MIN_ROWS_PER_PROG = 4
 #: shared memory): 2 = one row ahead (32 KiB smem per CTA for fp32 N=4096).
 RMS_BWD_STAGES = 2
 
-#: Testing knob: when True, cLN tiles never publish inclusive prefixes, so every look-back walks
-#: over aggregates back to the start of the sequence (exercises that path in the interpreter,
-#: where programs run in order and would otherwise always find the neighbour's prefix).
-_TEST_NO_INCLUSIVE = False
+#: Diagnostics only (bench/ablate_cln.py; results are WRONG when > 0): the cLN forward skips
+#: 1 = the wait for / reduction of earlier aggregates, 2 = also the per-frame statistics,
+#: 3 = also the scan and the publication.  Timing the levels apart places the time.
+_DIAG_ABLATE = 0
 
-# Offset (in int64 words) of the descriptors after the ticket counter: its own 128-byte line.
+# Offset (in int64 words) of the published words after the ticket counter: its own 128-B line.
 _SCR_OFF = 16
 
 
@@ -168,24 +172,6 @@ def _num_sms(device_type: str, index: int | None) -> int:
 # ============================================================================================
 # Shared device helpers
 # ============================================================================================
-@triton.jit
-def _split_ticket(k, NT, D):
-    """Ticket -> (is_stats, g) of the split-role schedule (see the module docstring).
-
-    ``D`` STATS tickets first (tiles 0 .. D-1), then NORMALIZE(g) and STATS(g + D) alternate,
-    then the last D NORMALIZE tickets.  Every STATS(g') with g' <= g has a smaller ticket than
-    NORMALIZE(g), so a NORMALIZE program only waits on programs that already started.
-    """
-    m = tl.maximum(k - D, 0)
-    pair = 2 * (NT - D)
-    in_pair = m < pair
-    odd = (m % 2) == 1
-    is_stats = (k < D) | (in_pair & odd)
-    g = tl.where(in_pair, tl.where(odd, D + m // 2, m // 2), NT - D + (m - pair))
-    g = tl.where(k < D, k, g)
-    return is_stats, g
-
-
 @triton.jit
 def _chan(na, ma, Ma, nb, mb, Mb):
     """Chan/Welford merge of (count, mean, M2): a is the earlier partition.
@@ -231,121 +217,92 @@ def _unpack_bwd(w):
     return (w >> 32).to(tl.int32).to(tl.float32, bitcast=True)
 
 
+@triton.jit
+def _ready(w, FWD: tl.constexpr):
+    if FWD:
+        return w < 0
+    else:
+        return (w & 1) != 0
+
+
+@triton.jit
+def _spin_load(ptr, idx, need, FWD: tl.constexpr):
+    """Load words ``ptr[idx]`` (a vector), re-loading until every ``need``-ed one is ready.
+
+    The loop condition is a full reduction (uniform over every thread), so the barriers inside
+    are safe, and the values returned are those of the load that was found all-ready.
+    Masked-off lanes read as ready (fwd: -1, bwd: 1) and must be ignored by the caller.
+    """
+    other = -1 if FWD else 1
+    w = tl.load(ptr + idx, mask=need, other=other, volatile=True)
+    rdy = tl.min(_ready(w, FWD).to(tl.int32), axis=0)
+    while rdy == 0:
+        w = tl.load(ptr + idx, mask=need, other=other, volatile=True)
+        rdy = tl.min(_ready(w, FWD).to(tl.int32), axis=0)
+    return w
+
+
+@triton.jit
+def _ticket(scr_ptr, B, NTB, REVERSE: tl.constexpr, TIME_MAJOR: tl.constexpr):
+    """Take a ticket -> (b, i, j): sequence, tile, and processing index (i, or NTB-1-i)."""
+    k = tl.atomic_add(scr_ptr, 1).to(tl.int32)
+    if TIME_MAJOR:
+        b = k // NTB
+        j = k % NTB
+    else:  # batch-interleaved: the tiles in flight are spread over the sequences
+        b = k % B
+        j = k // B
+    if REVERSE:
+        i = NTB - 1 - j
+    else:
+        i = j
+    return b, i, j
+
+
 # ============================================================================================
 # cLN forward
 # ============================================================================================
 @triton.jit
-def _fwd_lb_step(wi, wa, jk, live, found, adv, an, am, aM, C, T, cnt0, BT: tl.constexpr):
-    """Consume tile ``jk`` (the next earlier one) into the running aggregate, if ready.
-
-    ``live`` is false once a step used an inclusive prefix, met a not-ready tile, or ran past
-    the start; later steps of the window then change nothing.
-    """
-    ok = live & (jk >= 0)
-    use_i = ok & (wi < 0)
-    use_a = ok & (wi >= 0) & (wa < 0)
-    take = use_i | use_a
-    rm, rM = _unpack_fwd(tl.where(use_i, wi, wa))
-    end = tl.minimum((jk + 1) * BT, T)
-    rn = tl.where(use_i, cnt0 + C * end, C * (end - jk * BT)).to(tl.float32)
-    nn, nm, nM = _chan(rn, rm, rM, an, am, aM)
-    an = tl.where(take, nn, an)
-    am = tl.where(take, nm, am)
-    aM = tl.where(take, nM, aM)
-    found = tl.where(use_i, 1, found)
-    adv = adv + take.to(tl.int32)
-    return use_a, found, adv, an, am, aM
+def _fwd_fold_words(pn, pm, pM, w, need, wn):
+    """Fold a vector of forward words (counts ``wn``) onto the prefix, in a fixed tree."""
+    wm, wM = _unpack_fwd(w)
+    wn = tl.where(need, wn, 0.0)
+    wm = tl.where(need, wm, 0.0)
+    wM = tl.where(need, wM, 0.0)
+    cn, cm, cM = tl.reduce((wn, wm, wM), 0, _chan)
+    return _chan(pn, pm, pM, cn, cm, cM)
 
 
 @triton.jit
-def _fwd_lookback(d_ptr, i, C, T, cnt0, m0, M0, BT: tl.constexpr, W: tl.constexpr):
-    """Exclusive prefix (count, mean, M2) of tile ``i``: earlier tiles plus the stream state.
-
-    ``d_ptr`` points at this sequence's descriptors: tile j has its aggregate word at
-    ``d_ptr + 2*j`` and its inclusive word at ``d_ptr + 2*j + 1`` (adjacent, so one pointer and
-    immediate offsets address a whole window: few registers while the tile is held).
-    Walks back from tile i-1, W tiles per round trip, combining aggregates until it meets an
-    inclusive prefix (which already contains the state) or the start of the sequence (then
-    the state is the initial prefix).  A not-ready tile ends the round; the next round
-    re-reads from it (the spin).  Only scalar loads: see the module docstring.
-    """
-    an = tl.zeros([], tl.float32)
-    am = tl.zeros([], tl.float32)
-    aM = tl.zeros([], tl.float32)
-    found = tl.zeros([], tl.int32)
-    j = i - 1
-    while (j >= 0) & (found == 0):
-        # Issue every load of the window before using any, so the window costs one latency.
-        p = d_ptr + 2 * j
-        wa0 = tl.load(p, volatile=True)
-        wi0 = tl.load(p + 1, volatile=True)
-        if W >= 2:
-            wa1 = tl.load(p - 2, mask=j >= 1, other=0, volatile=True)
-            wi1 = tl.load(p - 1, mask=j >= 1, other=0, volatile=True)
-        if W >= 3:
-            wa2 = tl.load(p - 4, mask=j >= 2, other=0, volatile=True)
-            wi2 = tl.load(p - 3, mask=j >= 2, other=0, volatile=True)
-        if W >= 4:
-            wa3 = tl.load(p - 6, mask=j >= 3, other=0, volatile=True)
-            wi3 = tl.load(p - 5, mask=j >= 3, other=0, volatile=True)
-        live = j >= 0
-        adv = tl.zeros([], tl.int32)
-        live, found, adv, an, am, aM = _fwd_lb_step(
-            wi0, wa0, j, live, found, adv, an, am, aM, C, T, cnt0, BT
-        )
-        if W >= 2:
-            live, found, adv, an, am, aM = _fwd_lb_step(
-                wi1, wa1, j - 1, live, found, adv, an, am, aM, C, T, cnt0, BT
-            )
-        if W >= 3:
-            live, found, adv, an, am, aM = _fwd_lb_step(
-                wi2, wa2, j - 2, live, found, adv, an, am, aM, C, T, cnt0, BT
-            )
-        if W >= 4:
-            live, found, adv, an, am, aM = _fwd_lb_step(
-                wi3, wa3, j - 3, live, found, adv, an, am, aM, C, T, cnt0, BT
-            )
-        j = j - adv
-    sn, sm, sM = _chan(cnt0, m0, M0, an, am, aM)
-    hit = found != 0
-    return tl.where(hit, an, sn), tl.where(hit, am, sm), tl.where(hit, aM, sM)
+def _fwd_close_group(t_ptr, g_ptr, i, C, BT: tl.constexpr, G: tl.constexpr):
+    """Tile i closes its group: reduce the group's G aggregates and publish the group word."""
+    lane = tl.arange(0, G)
+    w = _spin_load(t_ptr, i - (G - 1) + lane, lane >= 0, True)
+    z = tl.zeros([], tl.float32)
+    n, m, M = _fwd_fold_words(z, z, z, w, lane >= 0, (C * BT).to(tl.float32))
+    tl.atomic_xchg(g_ptr + i // G, _pack_fwd(m, M), sem="relaxed")
 
 
 @triton.jit
-def _fwd_direct_prefix(d_ptr, i, C, T, cnt0, m0, M0, BT: tl.constexpr, CHUNK: tl.constexpr):
-    """Exclusive prefix of tile ``i`` as a fixed-order reduction (no look-back).
-
-    ``d_ptr + j`` holds tile j's aggregate word.  The aggregates of tiles 0 .. i-1 are read in
-    chunks of ``CHUNK`` (absolute positions, so the chunking depends on ``i`` only); each chunk
-    is reduced by ``tl.reduce`` (a fixed tree for the constexpr shape; masked lanes are exact
-    identities) and the chunk results are folded left to right after the stream state.  The
-    result depends on the data of earlier tiles only, in a data-independent order: bitwise
-    deterministic and causal however the tiles are scheduled.
-
-    Spin: a chunk is re-loaded until *all* its needed words are ready; the loop condition is a
-    full reduction (uniform over every thread), so the barriers inside the loop are safe, and
-    the values used are those of the load that was found all-ready.
-    """
+def _fwd_prefix(t_ptr, g_ptr, i, C, cnt0, m0, M0, BT: tl.constexpr, G: tl.constexpr,
+                CHUNK: tl.constexpr):
+    """Exclusive prefix (count, mean, M2) of tile i: state, earlier groups, earlier tiles of
+    its group (every tile before i is a full tile of C * BT values)."""
     pn = cnt0
     pm = m0
     pM = M0
+    gi = i // G
     lane = tl.arange(0, CHUNK)
-    for c0 in range(0, i, CHUNK):
+    for c0 in range(0, gi, CHUNK):
         j = c0 + lane
-        need = j < i
-        w = tl.load(d_ptr + j, mask=need, other=-1, volatile=True)
-        rdy = tl.min((w < 0).to(tl.int32), axis=0)
-        while rdy == 0:
-            w = tl.load(d_ptr + j, mask=need, other=-1, volatile=True)
-            rdy = tl.min((w < 0).to(tl.int32), axis=0)
-        wm, wM = _unpack_fwd(w)
-        end = tl.minimum((j + 1) * BT, T)
-        wn = tl.where(need, C * (end - j * BT), 0).to(tl.float32)
-        wm = tl.where(need, wm, 0.0)
-        wM = tl.where(need, wM, 0.0)
-        cn, cm, cM = tl.reduce((wn, wm, wM), 0, _chan)
-        pn, pm, pM = _chan(pn, pm, pM, cn, cm, cM)
-    return pn, pm, pM
+        need = j < gi
+        w = _spin_load(g_ptr, j, need, True)
+        pn, pm, pM = _fwd_fold_words(pn, pm, pM, w, need, (C * BT * G).to(tl.float32))
+    lane_g = tl.arange(0, G)
+    j = gi * G + lane_g
+    need = j < i
+    w = _spin_load(t_ptr, j, need, True)
+    return _fwd_fold_words(pn, pm, pM, w, need, (C * BT).to(tl.float32))
 
 
 @triton.jit
@@ -357,66 +314,6 @@ def _last3(sn, sm, sM, BT: tl.constexpr):
     am = tl.sum(tl.where(last, sm, 0.0), axis=0)
     aM = tl.sum(tl.where(last, sM, 0.0), axis=0)
     return an, am, aM
-
-
-@triton.jit
-def _fwd_emit(
-    x,
-    x_base,
-    y_base,
-    gamma_ptr,
-    beta_ptr,
-    mean_ptr,
-    rstd_ptr,
-    m2_ptr,
-    b,
-    i,
-    C,
-    T,
-    NTB,
-    eps,
-    offs_c,
-    offs_t,
-    tmask,
-    pn,
-    pm,
-    pM,
-    an,
-    am,
-    aM,
-    sn,
-    sm,
-    sM,
-    HAS_GAMMA: tl.constexpr,
-    HAS_BETA: tl.constexpr,
-    BLOCK_C: tl.constexpr,
-    NUM_CB: tl.constexpr,
-):
-    """Given the exclusive prefix (pn, pm, pM) of tile i: write mean, rstd, y (and m2_last)."""
-    inn, inm, inM = _chan(pn, pm, pM, an, am, aM)
-    tl.store(m2_ptr + b, inM, mask=i == NTB - 1)
-    n_t, m_t, M_t = _chan(pn, pm, pM, sn, sm, sM)
-    r_t = 1.0 / tl.sqrt(M_t / tl.maximum(n_t, 1.0) + eps)
-    st_offs = b.to(tl.int64) * T + offs_t
-    tl.store(mean_ptr + st_offs, m_t, mask=tmask)
-    tl.store(rstd_ptr + st_offs, r_t, mask=tmask)
-    for cb in range(NUM_CB):
-        cc = cb * BLOCK_C + offs_c
-        cmask = cc < C
-        mask = cmask[:, None] & tmask[None, :]
-        offs = cc[:, None] * T + offs_t[None, :]
-        if NUM_CB == 1:
-            xb = x  # the tile is still in registers
-        else:
-            xb = tl.load(x_base + offs, mask=mask, other=0.0).to(tl.float32)
-        out = (xb - m_t[None, :]) * r_t[None, :]
-        if HAS_GAMMA:
-            gam = tl.load(gamma_ptr + cc, mask=cmask, other=0.0).to(tl.float32)
-            out = out * gam[:, None]
-        if HAS_BETA:
-            bet = tl.load(beta_ptr + cc, mask=cmask, other=0.0).to(tl.float32)
-            out = out + bet[:, None]
-        tl.store(y_base + offs, out.to(y_base.dtype.element_ty), mask=mask)
 
 
 @triton.jit
@@ -436,7 +333,7 @@ def _cln_fwd_kernel(
     C,
     T,
     NTB,
-    D,
+    NG,
     eps,
     HAS_STATE: tl.constexpr,
     HAS_GAMMA: tl.constexpr,
@@ -444,27 +341,15 @@ def _cln_fwd_kernel(
     BLOCK_C: tl.constexpr,
     BT: tl.constexpr,
     NUM_CB: tl.constexpr,
-    LOOKBACK: tl.constexpr,
-    PUBLISH_INC: tl.constexpr,
     SCR_OFF: tl.constexpr,
-    DIRECT: tl.constexpr,
-    SPLIT: tl.constexpr,
+    G: tl.constexpr,
     CHUNK: tl.constexpr,
+    TIME_MAJOR: tl.constexpr,
+    ABLATE: tl.constexpr,
 ):
-    # Ticket -> (role, tile g) -> (b, i).  Sequences are interleaved (b fastest) so that the
-    # tiles in flight at one time are spread over the batch.
-    k = tl.atomic_add(scr_ptr, 1).to(tl.int32)
-    if SPLIT:
-        is_stats, g = _split_ticket(k, B * NTB, D)
-    else:
-        is_stats = k >= 0  # every program publishes its aggregate and writes its tile
-        g = k
-    b = g % B
-    i = g // B
-    if DIRECT:
-        d_ptr = scr_ptr + SCR_OFF + b * NTB  # one aggregate word per tile
-    else:
-        d_ptr = scr_ptr + SCR_OFF + 2 * (b * NTB)  # [AGG, INC] word pairs of this sequence
+    b, i, j = _ticket(scr_ptr, B, NTB, False, TIME_MAJOR)
+    t_ptr = scr_ptr + SCR_OFF + b * NTB  # this sequence's tile aggregate words
+    g_ptr = scr_ptr + SCR_OFF + B * NTB + b * NG  # and its group words
 
     b64 = b.to(tl.int64)
     x_base = x_ptr + b64 * C * T
@@ -488,13 +373,16 @@ def _cln_fwd_kernel(
         mask = cmask[:, None] & tmask[None, :]
         offs = offs_c[:, None] * T + offs_t[None, :]
         x = tl.load(x_base + offs, mask=mask, other=0.0).to(tl.float32)
-        fm = tl.sum(x, axis=0) / C
-        xc = tl.where(mask, x - fm[None, :], 0.0)
-        fM = tl.sum(xc * xc, axis=0)
         fn = tl.where(tmask, C, 0).to(tl.float32)
+        if ABLATE >= 2:
+            fm = tl.zeros([BT], tl.float32)
+            fM = fn
+        else:
+            fm = tl.sum(x, axis=0) / C
+            xc = tl.where(mask, x - fm[None, :], 0.0)
+            fM = tl.sum(xc * xc, axis=0)
     else:
         # Channel blocks merged per frame with the same Chan rule (exact two-pass per block).
-        x = tl.zeros([BLOCK_C, BT], tl.float32)  # unused: _fwd_emit re-reads the blocks
         fn = tl.zeros([BT], tl.float32)
         fm = tl.zeros([BT], tl.float32)
         fM = tl.zeros([BT], tl.float32)
@@ -511,174 +399,101 @@ def _cln_fwd_kernel(
             bn = tl.where(tmask, nc, 0).to(tl.float32)
             fn, fm, fM = _chan(fn, fm, fM, bn, bm, bM)
 
-    if SPLIT:
-        if is_stats:
-            # STATS: publish the tile aggregate (a fixed tree over the frames) and stop.
-            an, am, aM = tl.reduce((fn, fm, fM), 0, _chan)
-            tl.atomic_xchg(d_ptr + i, _pack_fwd(am, aM), sem="relaxed")
-        else:
-            # NORMALIZE: the tile was read by its STATS program D tickets ago (L2).
-            sn, sm, sM = tl.associative_scan((fn, fm, fM), 0, _chan)
-            an, am, aM = _last3(sn, sm, sM, BT)
-            pn, pm, pM = _fwd_direct_prefix(d_ptr, i, C, T, cnt0, m0, M0, BT, CHUNK)
-            _fwd_emit(x, x_base, y_base, gamma_ptr, beta_ptr, mean_ptr, rstd_ptr, m2_ptr,
-                      b, i, C, T, NTB, eps, offs_c, offs_t, tmask, pn, pm, pM, an, am, aM,
-                      sn, sm, sM, HAS_GAMMA, HAS_BETA, BLOCK_C, NUM_CB)
+    # ---- in-tile scan, publication, prefix ---------------------------------------------
+    if ABLATE >= 3:
+        sn, sm, sM = fn, fm, fM
+        an, am, aM = cnt0, m0, M0
     else:
-        # In-tile inclusive scan over frames; padding frames (n = 0) are identities, so the
-        # last element is the tile aggregate.
+        # Inclusive scan over frames; padding frames (n = 0) are identities, so the last
+        # element is the tile aggregate.
         sn, sm, sM = tl.associative_scan((fn, fm, fM), 0, _chan)
         an, am, aM = _last3(sn, sm, sM, BT)
-        # Publish the aggregate, get the prefix (for tile 0 the aggregate is never read;
-        # publishing it anyway keeps the code branchless).
-        if DIRECT:
-            tl.atomic_xchg(d_ptr + i, _pack_fwd(am, aM), sem="relaxed")
-            pn, pm, pM = _fwd_direct_prefix(d_ptr, i, C, T, cnt0, m0, M0, BT, CHUNK)
-        else:
-            tl.atomic_xchg(d_ptr + 2 * i, _pack_fwd(am, aM), sem="relaxed")
-            pn, pm, pM = _fwd_lookback(d_ptr, i, C, T, cnt0, m0, M0, BT, LOOKBACK)
-            if PUBLISH_INC:
-                inn, inm, inM = _chan(pn, pm, pM, an, am, aM)
-                tl.atomic_xchg(d_ptr + 2 * i + 1, _pack_fwd(inm, inM), sem="relaxed")
-        _fwd_emit(x, x_base, y_base, gamma_ptr, beta_ptr, mean_ptr, rstd_ptr, m2_ptr,
-                  b, i, C, T, NTB, eps, offs_c, offs_t, tmask, pn, pm, pM, an, am, aM,
-                  sn, sm, sM, HAS_GAMMA, HAS_BETA, BLOCK_C, NUM_CB)
+        tl.atomic_xchg(t_ptr + i, _pack_fwd(am, aM), sem="relaxed")
+        if i % G == G - 1:
+            _fwd_close_group(t_ptr, g_ptr, i, C, BT, G)
+    if ABLATE >= 1:
+        pn, pm, pM = cnt0, m0, M0
+    else:
+        pn, pm, pM = _fwd_prefix(t_ptr, g_ptr, i, C, cnt0, m0, M0, BT, G, CHUNK)
 
-
-# ============================================================================================
-# cLN backward
-# ============================================================================================
-@triton.jit
-def _bwd_lb_step(i0, i1, i2, a0, a1, a2, ok, live, found, adv, ea, eb, ep):
-    ok = live & ok
-    vi = ((i0 & i1 & i2) & 1) != 0
-    va = ((a0 & a1 & a2) & 1) != 0
-    use_i = ok & vi
-    use_a = ok & va & (vi == 0)
-    take = use_i | use_a
-    ea = tl.where(take, ea + _unpack_bwd(tl.where(use_i, i0, a0)), ea)
-    eb = tl.where(take, eb + _unpack_bwd(tl.where(use_i, i1, a1)), eb)
-    ep = tl.where(take, ep + _unpack_bwd(tl.where(use_i, i2, a2)), ep)
-    found = tl.where(use_i, 1, found)
-    adv = adv + take.to(tl.int32)
-    return use_a, found, adv, ea, eb, ep
-
-
-@triton.jit
-def _bwd_lookback(d_ptr, i, NTB, W: tl.constexpr):
-    """Exclusive suffix sums (S_a, S_b, P) over the later tiles i+1 .. NTB-1.
-
-    Tile j's six words are adjacent at ``d_ptr + 6*j``: aggregate (a, b, p) then inclusive
-    (a, b, p).  Same scheme as ``_fwd_lookback``.
-    """
-    ea = tl.zeros([], tl.float32)
-    eb = tl.zeros([], tl.float32)
-    ep = tl.zeros([], tl.float32)
-    found = tl.zeros([], tl.int32)
-    j = i + 1
-    while (j < NTB) & (found == 0):
-        p = d_ptr + 6 * j
-        a00 = tl.load(p, volatile=True)
-        a01 = tl.load(p + 1, volatile=True)
-        a02 = tl.load(p + 2, volatile=True)
-        i00 = tl.load(p + 3, volatile=True)
-        i01 = tl.load(p + 4, volatile=True)
-        i02 = tl.load(p + 5, volatile=True)
-        if W >= 2:
-            m1 = j + 1 < NTB
-            a10 = tl.load(p + 6, mask=m1, other=0, volatile=True)
-            a11 = tl.load(p + 7, mask=m1, other=0, volatile=True)
-            a12 = tl.load(p + 8, mask=m1, other=0, volatile=True)
-            i10 = tl.load(p + 9, mask=m1, other=0, volatile=True)
-            i11 = tl.load(p + 10, mask=m1, other=0, volatile=True)
-            i12 = tl.load(p + 11, mask=m1, other=0, volatile=True)
-        live = j < NTB
-        adv = tl.zeros([], tl.int32)
-        live, found, adv, ea, eb, ep = _bwd_lb_step(
-            i00, i01, i02, a00, a01, a02, live, live, found, adv, ea, eb, ep
-        )
-        if W >= 2:
-            live, found, adv, ea, eb, ep = _bwd_lb_step(
-                i10, i11, i12, a10, a11, a12, m1, live, found, adv, ea, eb, ep
-            )
-        j = j + adv
-    return ea, eb, ep
-
-
-@triton.jit
-def _bwd_direct_suffix(d_ptr, i, NTB, CHUNK: tl.constexpr):
-    """Exclusive suffix sums (S_a, S_b, P) over tiles i+1 .. NTB-1, fixed order (no look-back).
-
-    Words of tile j: ``d_ptr + j`` (a), ``d_ptr + NTB + j`` (b), ``d_ptr + 2*NTB + j`` (p).
-    Chunks at absolute positions, from the last one down to the one holding tile i+1; each is
-    summed by ``tl.sum`` (fixed tree) and added in front of the running sum.  Same spin rule as
-    ``_fwd_direct_prefix``.
-    """
-    ea = tl.zeros([], tl.float32)
-    eb = tl.zeros([], tl.float32)
-    ep = tl.zeros([], tl.float32)
-    lane = tl.arange(0, CHUNK)
-    nch = tl.cdiv(NTB, CHUNK)
-    for q in range(0, nch - (i + 1) // CHUNK):
-        j = (nch - 1 - q) * CHUNK + lane
-        need = (j > i) & (j < NTB)
-        wa = tl.load(d_ptr + j, mask=need, other=1, volatile=True)
-        wb = tl.load(d_ptr + NTB + j, mask=need, other=1, volatile=True)
-        wp = tl.load(d_ptr + 2 * NTB + j, mask=need, other=1, volatile=True)
-        rdy = tl.min((wa & wb & wp & 1).to(tl.int32), axis=0)
-        while rdy == 0:
-            wa = tl.load(d_ptr + j, mask=need, other=1, volatile=True)
-            wb = tl.load(d_ptr + NTB + j, mask=need, other=1, volatile=True)
-            wp = tl.load(d_ptr + 2 * NTB + j, mask=need, other=1, volatile=True)
-            rdy = tl.min((wa & wb & wp & 1).to(tl.int32), axis=0)
-        ea = tl.sum(tl.where(need, _unpack_bwd(wa), 0.0), axis=0) + ea
-        eb = tl.sum(tl.where(need, _unpack_bwd(wb), 0.0), axis=0) + eb
-        ep = tl.sum(tl.where(need, _unpack_bwd(wp), 0.0), axis=0) + ep
-    return ea, eb, ep
-
-
-@triton.jit
-def _bwd_emit(
-    x,
-    dy,
-    x_base,
-    dy_base,
-    dx_base,
-    gamma_ptr,
-    C,
-    T,
-    offs_c,
-    offs_t,
-    tmask,
-    r,
-    K,
-    Sa,
-    Sb,
-    P,
-    HAS_GAMMA: tl.constexpr,
-    BLOCK_C: tl.constexpr,
-    NUM_CB: tl.constexpr,
-):
-    """dx = r*g - S_a - (x-K)*S_b + P for the tile (inclusive suffixes per frame)."""
+    # ---- per-frame final statistics and the output ----------------------------------
+    inn, inm, inM = _chan(pn, pm, pM, an, am, aM)
+    tl.store(m2_ptr + b, inM, mask=i == NTB - 1)
+    n_t, m_t, M_t = _chan(pn, pm, pM, sn, sm, sM)
+    r_t = 1.0 / tl.sqrt(M_t / tl.maximum(n_t, 1.0) + eps)
+    st_offs = b64 * T + offs_t
+    tl.store(mean_ptr + st_offs, m_t, mask=tmask)
+    tl.store(rstd_ptr + st_offs, r_t, mask=tmask)
     for cb in range(NUM_CB):
         cc = cb * BLOCK_C + offs_c
         cmask = cc < C
         mask = cmask[:, None] & tmask[None, :]
         offs = cc[:, None] * T + offs_t[None, :]
         if NUM_CB == 1:
-            xb = x  # still in registers
-            dyb = dy
+            xb = x  # the tile is still in registers
         else:
             xb = tl.load(x_base + offs, mask=mask, other=0.0).to(tl.float32)
-            dyb = tl.load(dy_base + offs, mask=mask, other=0.0).to(tl.float32)
+        out = (xb - m_t[None, :]) * r_t[None, :]
         if HAS_GAMMA:
             gam = tl.load(gamma_ptr + cc, mask=cmask, other=0.0).to(tl.float32)
-            gb = dyb * gam[:, None]
-        else:
-            gb = dyb
-        dx = r[None, :] * gb - Sa[None, :] - (xb - K) * Sb[None, :]
-        dx = dx + P[None, :]
-        tl.store(dx_base + offs, dx.to(dx_base.dtype.element_ty), mask=mask)
+            out = out * gam[:, None]
+        if HAS_BETA:
+            bet = tl.load(beta_ptr + cc, mask=cmask, other=0.0).to(tl.float32)
+            out = out + bet[:, None]
+        tl.store(y_base + offs, out.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+# ============================================================================================
+# cLN backward
+# ============================================================================================
+@triton.jit
+def _bwd_fold3(ea, eb, ep, wa, wb, wp, need):
+    ea = tl.sum(tl.where(need, _unpack_bwd(wa), 0.0), axis=0) + ea
+    eb = tl.sum(tl.where(need, _unpack_bwd(wb), 0.0), axis=0) + eb
+    ep = tl.sum(tl.where(need, _unpack_bwd(wp), 0.0), axis=0) + ep
+    return ea, eb, ep
+
+
+@triton.jit
+def _bwd_close_group(t_ptr, g_ptr, j, NTB, NG, G: tl.constexpr):
+    """Tile with processing index j closes its group: sum the group's G words of each kind."""
+    lane = tl.arange(0, G)
+    idx = j - (G - 1) + lane
+    allv = lane >= 0
+    wa = _spin_load(t_ptr, idx, allv, False)
+    wb = _spin_load(t_ptr + NTB, idx, allv, False)
+    wp = _spin_load(t_ptr + 2 * NTB, idx, allv, False)
+    z = tl.zeros([], tl.float32)
+    ga, gb, gp = _bwd_fold3(z, z, z, wa, wb, wp, allv)
+    gi = j // G
+    tl.atomic_xchg(g_ptr + gi, _pack_bwd(ga), sem="relaxed")
+    tl.atomic_xchg(g_ptr + NG + gi, _pack_bwd(gb), sem="relaxed")
+    tl.atomic_xchg(g_ptr + 2 * NG + gi, _pack_bwd(gp), sem="relaxed")
+
+
+@triton.jit
+def _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G: tl.constexpr, CHUNK: tl.constexpr):
+    """Exclusive suffix sums (S_a, S_b, P) of the tile with processing index j (the tiles
+    processed before it are the later ones in time): earlier groups, then its own group."""
+    ea = tl.zeros([], tl.float32)
+    eb = tl.zeros([], tl.float32)
+    ep = tl.zeros([], tl.float32)
+    gi = j // G
+    lane = tl.arange(0, CHUNK)
+    for c0 in range(0, gi, CHUNK):
+        q = c0 + lane
+        need = q < gi
+        wa = _spin_load(g_ptr, q, need, False)
+        wb = _spin_load(g_ptr + NG, q, need, False)
+        wp = _spin_load(g_ptr + 2 * NG, q, need, False)
+        ea, eb, ep = _bwd_fold3(ea, eb, ep, wa, wb, wp, need)
+    lane_g = tl.arange(0, G)
+    q = gi * G + lane_g
+    need = q < j
+    wa = _spin_load(t_ptr, q, need, False)
+    wb = _spin_load(t_ptr + NTB, q, need, False)
+    wp = _spin_load(t_ptr + 2 * NTB, q, need, False)
+    return _bwd_fold3(ea, eb, ep, wa, wb, wp, need)
 
 
 @triton.jit
@@ -697,7 +512,7 @@ def _cln_bwd_kernel(
     C,
     T,
     NTB,
-    D,
+    NG,
     HAS_COUNT: tl.constexpr,
     HAS_GAMMA: tl.constexpr,
     HAS_DG: tl.constexpr,
@@ -705,27 +520,16 @@ def _cln_bwd_kernel(
     BLOCK_C: tl.constexpr,
     BT: tl.constexpr,
     NUM_CB: tl.constexpr,
-    LOOKBACK: tl.constexpr,
-    PUBLISH_INC: tl.constexpr,
     SCR_OFF: tl.constexpr,
-    DIRECT: tl.constexpr,
-    SPLIT: tl.constexpr,
+    G: tl.constexpr,
     CHUNK: tl.constexpr,
+    TIME_MAJOR: tl.constexpr,
 ):
     # Tickets from the last tile backwards: a tile waits only on later tiles (smaller tickets).
-    k = tl.atomic_add(scr_ptr, 1).to(tl.int32)
-    if SPLIT:
-        is_stats, g = _split_ticket(k, B * NTB, D)
-    else:
-        is_stats = k >= 0  # every program publishes its aggregate and writes its tile
-        g = k
-    b = g % B
-    i = NTB - 1 - g // B
+    b, i, j = _ticket(scr_ptr, B, NTB, True, TIME_MAJOR)
     tile = b * NTB + i
-    if DIRECT:
-        d_ptr = scr_ptr + SCR_OFF + 3 * (b * NTB)  # a, b, p aggregate words: 3 arrays of NTB
-    else:
-        d_ptr = scr_ptr + SCR_OFF + 6 * (b * NTB)  # 6 words per tile: aggregate, inclusive
+    t_ptr = scr_ptr + SCR_OFF + 3 * (b * NTB)  # a, b, p words by processing index: 3 x NTB
+    g_ptr = scr_ptr + SCR_OFF + 3 * (B * NTB) + 3 * (b * NG)  # group words: 3 x NG
 
     b64 = b.to(tl.int64)
     x_base = x_ptr + b64 * C * T
@@ -746,8 +550,6 @@ def _cln_bwd_kernel(
     n_t = cnt0 + (C * (offs_t + 1)).to(tl.float32)
 
     # ---- per-frame G1 = sum_c g, G2 = sum_c g*xhat (+ dgamma/dbeta partials) -----------
-    # The partials are written by the program that publishes the tile's aggregate (all of
-    # them without SPLIT, the STATS role with it).
     if NUM_CB == 1:
         cmask = offs_c < C
         mask = cmask[:, None] & tmask[None, :]
@@ -764,14 +566,11 @@ def _cln_bwd_kernel(
         else:
             G1 = tl.sum(dy, axis=0)
             G2 = r * tl.sum(u, axis=0)
-        if is_stats:
-            if HAS_DG:
-                tl.store(dgp_ptr + tile * C + offs_c, tl.sum(u * r[None, :], axis=1), mask=cmask)
-            if HAS_DB:
-                tl.store(dbp_ptr + tile * C + offs_c, tl.sum(dy, axis=1), mask=cmask)
+        if HAS_DG:
+            tl.store(dgp_ptr + tile * C + offs_c, tl.sum(u * r[None, :], axis=1), mask=cmask)
+        if HAS_DB:
+            tl.store(dbp_ptr + tile * C + offs_c, tl.sum(dy, axis=1), mask=cmask)
     else:
-        x = tl.zeros([BLOCK_C, BT], tl.float32)  # unused: _bwd_emit re-reads the blocks
-        dy = x
         G1 = tl.zeros([BT], tl.float32)
         G2 = tl.zeros([BT], tl.float32)
         for cb in range(NUM_CB):
@@ -789,56 +588,47 @@ def _cln_bwd_kernel(
             else:
                 G1 += tl.sum(dyb, axis=0)
                 G2 += tl.sum(ub, axis=0)
-            pmask = cmask & is_stats
             if HAS_DG:
-                tl.store(dgp_ptr + tile * C + cc, tl.sum(ub * r[None, :], axis=1), mask=pmask)
+                tl.store(dgp_ptr + tile * C + cc, tl.sum(ub * r[None, :], axis=1), mask=cmask)
             if HAS_DB:
-                tl.store(dbp_ptr + tile * C + cc, tl.sum(dyb, axis=1), mask=pmask)
+                tl.store(dbp_ptr + tile * C + cc, tl.sum(dyb, axis=1), mask=cmask)
         G2 = r * G2
 
     a = r * G1 / n_t
     bq = r * r * G2 / n_t
     pv = bq * (mu - K)
 
-    if SPLIT:
-        if is_stats:
-            # STATS: publish the tile's sums and stop.
-            tl.atomic_xchg(d_ptr + i, _pack_bwd(tl.sum(a, axis=0)), sem="relaxed")
-            tl.atomic_xchg(d_ptr + NTB + i, _pack_bwd(tl.sum(bq, axis=0)), sem="relaxed")
-            tl.atomic_xchg(d_ptr + 2 * NTB + i, _pack_bwd(tl.sum(pv, axis=0)), sem="relaxed")
+    # ---- publish the tile's sums, close a group, get the exclusive suffix ---------------
+    tl.atomic_xchg(t_ptr + j, _pack_bwd(tl.sum(a, axis=0)), sem="relaxed")
+    tl.atomic_xchg(t_ptr + NTB + j, _pack_bwd(tl.sum(bq, axis=0)), sem="relaxed")
+    tl.atomic_xchg(t_ptr + 2 * NTB + j, _pack_bwd(tl.sum(pv, axis=0)), sem="relaxed")
+    if j % G == G - 1:
+        _bwd_close_group(t_ptr, g_ptr, j, NTB, NG, G)
+    ea, eb, ep = _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G, CHUNK)
+    Sa = tl.cumsum(a, axis=0, reverse=True) + ea
+    Sb = tl.cumsum(bq, axis=0, reverse=True) + eb
+    P = tl.cumsum(pv, axis=0, reverse=True) + ep
+
+    # ---- dx = r*g - S_a - (x-K)*S_b + P ------------------------------------------------
+    for cb in range(NUM_CB):
+        cc = cb * BLOCK_C + offs_c
+        cmask = cc < C
+        mask = cmask[:, None] & tmask[None, :]
+        offs = cc[:, None] * T + offs_t[None, :]
+        if NUM_CB == 1:
+            xb = x  # still in registers
+            dyb = dy
         else:
-            # NORMALIZE: x and dy were read by the STATS program D tickets ago (L2).
-            ea, eb, ep = _bwd_direct_suffix(d_ptr, i, NTB, CHUNK)
-            Sa = tl.cumsum(a, axis=0, reverse=True) + ea
-            Sb = tl.cumsum(bq, axis=0, reverse=True) + eb
-            P = tl.cumsum(pv, axis=0, reverse=True) + ep
-            _bwd_emit(x, dy, x_base, dy_base, dx_base, gamma_ptr, C, T, offs_c, offs_t, tmask,
-                      r, K, Sa, Sb, P, HAS_GAMMA, BLOCK_C, NUM_CB)
-    else:
-        Sa = tl.cumsum(a, axis=0, reverse=True)
-        Sb = tl.cumsum(bq, axis=0, reverse=True)
-        P = tl.cumsum(pv, axis=0, reverse=True)
-        ta = tl.sum(a, axis=0)
-        tb = tl.sum(bq, axis=0)
-        tp = tl.sum(pv, axis=0)
-        # Publish the aggregate, get the exclusive suffix over the later tiles.
-        if DIRECT:
-            tl.atomic_xchg(d_ptr + i, _pack_bwd(ta), sem="relaxed")
-            tl.atomic_xchg(d_ptr + NTB + i, _pack_bwd(tb), sem="relaxed")
-            tl.atomic_xchg(d_ptr + 2 * NTB + i, _pack_bwd(tp), sem="relaxed")
-            ea, eb, ep = _bwd_direct_suffix(d_ptr, i, NTB, CHUNK)
+            xb = tl.load(x_base + offs, mask=mask, other=0.0).to(tl.float32)
+            dyb = tl.load(dy_base + offs, mask=mask, other=0.0).to(tl.float32)
+        if HAS_GAMMA:
+            gam = tl.load(gamma_ptr + cc, mask=cmask, other=0.0).to(tl.float32)
+            gb = dyb * gam[:, None]
         else:
-            dp = d_ptr + 6 * i
-            tl.atomic_xchg(dp, _pack_bwd(ta), sem="relaxed")
-            tl.atomic_xchg(dp + 1, _pack_bwd(tb), sem="relaxed")
-            tl.atomic_xchg(dp + 2, _pack_bwd(tp), sem="relaxed")
-            ea, eb, ep = _bwd_lookback(d_ptr, i, NTB, LOOKBACK)
-            if PUBLISH_INC:
-                tl.atomic_xchg(dp + 3, _pack_bwd(ta + ea), sem="relaxed")
-                tl.atomic_xchg(dp + 4, _pack_bwd(tb + eb), sem="relaxed")
-                tl.atomic_xchg(dp + 5, _pack_bwd(tp + ep), sem="relaxed")
-        _bwd_emit(x, dy, x_base, dy_base, dx_base, gamma_ptr, C, T, offs_c, offs_t, tmask,
-                  r, K, Sa + ea, Sb + eb, P + ep, HAS_GAMMA, BLOCK_C, NUM_CB)
+            gb = dyb
+        dx = r[None, :] * gb - Sa[None, :] - (xb - K) * Sb[None, :]
+        dx = dx + P[None, :]
+        tl.store(dx_base + offs, dx.to(dx_ptr.dtype.element_ty), mask=mask)
 
 
 # ============================================================================================
@@ -886,13 +676,13 @@ def _cln_config(
     return block_c, bt, num_cb, num_warps, (maxnreg if aligned else maxnreg_unaligned)
 
 
-def _direct_chunk(x: Tensor, num_warps: int) -> int:
-    # On the GPU at least one word per thread: a 1-D layout of CHUNK elements then has no
+def _prefix_vector(x: Tensor, num_warps: int, words: int) -> int:
+    # On the GPU at least one word per thread: a 1-D layout of that many elements then has no
     # replication across warps (every word is loaded by exactly one thread).
-    chunk = _next_pow2(max(1, CLN_DIRECT_CHUNK))
+    n = _next_pow2(max(2, words))
     if x.device.type == "cuda":
-        chunk = max(chunk, 32 * num_warps)
-    return chunk
+        n = max(n, 32 * num_warps)
+    return n
 
 
 def _check_cln_size(C: int, T: int) -> None:
@@ -913,14 +703,9 @@ class _ClnPlan(NamedTuple):
     maxnreg: int | None
     ntb: int  # tiles per sequence
     nt: int  # tiles in all
-    direct: bool  # fixed-order prefix over all aggregates (else the look-back path)
-    split: bool  # STATS and NORMALIZE programs per tile (direct only)
-    window: int  # D: tiles between a tile's STATS and NORMALIZE tickets
-    chunk: int
-
-    @property
-    def grid(self) -> tuple[int]:
-        return (2 * self.nt if self.split else self.nt,)
+    group: int  # G: tiles per group of the two-level prefix
+    ng: int  # groups per sequence
+    chunk: int  # group words per vector round
 
 
 def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
@@ -945,11 +730,7 @@ def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
         CLN_MIN_TILES_PER_SM,
     )
     ntb = triton.cdiv(T, bt)
-    direct = ntb <= CLN_DIRECT_MAX_TILES
-    tensors = 1 if forward else 2  # the forward reads x; the backward x and dy
-    split = direct and tensors * x.numel() * x.element_size() >= CLN_SPLIT_MIN_BYTES
-    tile_bytes = tensors * block_c * num_cb * bt * x.element_size()
-    window = _clamp(CLN_L2_WINDOW_BYTES // tile_bytes, 1, B * ntb)
+    group = _prefix_vector(x, num_warps, CLN_GROUP)
     return _ClnPlan(
         block_c,
         bt,
@@ -958,10 +739,9 @@ def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
         maxnreg,
         ntb,
         B * ntb,
-        direct,
-        split,
-        window,
-        _direct_chunk(x, num_warps),
+        group,
+        triton.cdiv(ntb, group),
+        _prefix_vector(x, num_warps, CLN_CHUNK),
     )
 
 
@@ -977,17 +757,14 @@ def cln_forward(
     m2_last: Tensor,
 ) -> None:
     B, C, T = x.shape
-    plan = _cln_plan(x, forward=True)
-    # Ticket counter + the tiles' words (direct: aggregate; look-back: aggregate and
-    # inclusive); zeroed = "not published".
-    scr = torch.zeros(
-        _SCR_OFF + (1 if plan.direct else 2) * plan.nt, dtype=torch.int64, device=x.device
-    )
+    p = _cln_plan(x, forward=True)
+    # Ticket counter, then the tiles' and the groups' words; zeroed = "not published".
+    scr = torch.zeros(_SCR_OFF + B * (p.ntb + p.ng), dtype=torch.int64, device=x.device)
     if state is not None:
         cnt, m0, M0 = state
     else:
         cnt = m0 = M0 = mean  # dummies, never read (HAS_STATE=False)
-    _cln_fwd_kernel[plan.grid](
+    _cln_fwd_kernel[(p.nt,)](
         x,
         y,
         gamma if gamma is not None else x,
@@ -1002,23 +779,22 @@ def cln_forward(
         B,
         C,
         T,
-        plan.ntb,
-        plan.window,
+        p.ntb,
+        p.ng,
         float(eps),
         HAS_STATE=state is not None,
         HAS_GAMMA=gamma is not None,
         HAS_BETA=beta is not None,
-        BLOCK_C=plan.block_c,
-        BT=plan.bt,
-        NUM_CB=plan.num_cb,
-        LOOKBACK=CLN_FWD_LOOKBACK,
-        PUBLISH_INC=not _TEST_NO_INCLUSIVE,
+        BLOCK_C=p.block_c,
+        BT=p.bt,
+        NUM_CB=p.num_cb,
         SCR_OFF=_SCR_OFF,
-        DIRECT=plan.direct,
-        SPLIT=plan.split,
-        CHUNK=plan.chunk,
-        num_warps=plan.num_warps,
-        maxnreg=plan.maxnreg,
+        G=p.group,
+        CHUNK=p.chunk,
+        TIME_MAJOR=CLN_TIME_MAJOR,
+        ABLATE=_DIAG_ABLATE,
+        num_warps=p.num_warps,
+        maxnreg=p.maxnreg,
     )
 
 
@@ -1034,21 +810,13 @@ def cln_backward(
     dbeta: Tensor | None,
 ) -> None:
     B, C, T = x.shape
-    plan = _cln_plan(x, forward=False)
-    scr = torch.zeros(
-        _SCR_OFF + (3 if plan.direct else 6) * plan.nt, dtype=torch.int64, device=x.device
-    )
+    p = _cln_plan(x, forward=False)
+    scr = torch.zeros(_SCR_OFF + 3 * B * (p.ntb + p.ng), dtype=torch.int64, device=x.device)
     # Per-tile partials of dgamma/dbeta, indexed by tile (not ticket): the fixed-order sum
     # below is then deterministic.
-    dgp = (
-        torch.empty((plan.nt, C), dtype=torch.float32, device=x.device)
-        if dgamma is not None
-        else dx
-    )
-    dbp = (
-        torch.empty((plan.nt, C), dtype=torch.float32, device=x.device) if dbeta is not None else dx
-    )
-    _cln_bwd_kernel[plan.grid](
+    dgp = torch.empty((p.nt, C), dtype=torch.float32, device=x.device) if dgamma is not None else dx
+    dbp = torch.empty((p.nt, C), dtype=torch.float32, device=x.device) if dbeta is not None else dx
+    _cln_bwd_kernel[(p.nt,)](
         dy,
         x,
         gamma if gamma is not None else x,
@@ -1062,23 +830,21 @@ def cln_backward(
         B,
         C,
         T,
-        plan.ntb,
-        plan.window,
+        p.ntb,
+        p.ng,
         HAS_COUNT=count is not None,
         HAS_GAMMA=gamma is not None,
         HAS_DG=dgamma is not None,
         HAS_DB=dbeta is not None,
-        BLOCK_C=plan.block_c,
-        BT=plan.bt,
-        NUM_CB=plan.num_cb,
-        LOOKBACK=CLN_BWD_LOOKBACK,
-        PUBLISH_INC=not _TEST_NO_INCLUSIVE,
+        BLOCK_C=p.block_c,
+        BT=p.bt,
+        NUM_CB=p.num_cb,
         SCR_OFF=_SCR_OFF,
-        DIRECT=plan.direct,
-        SPLIT=plan.split,
-        CHUNK=plan.chunk,
-        num_warps=plan.num_warps,
-        maxnreg=plan.maxnreg,
+        G=p.group,
+        CHUNK=p.chunk,
+        TIME_MAJOR=CLN_TIME_MAJOR,
+        num_warps=p.num_warps,
+        maxnreg=p.maxnreg,
     )
     if dgamma is not None:
         torch.sum(dgp, dim=0, out=dgamma)

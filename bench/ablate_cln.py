@@ -1,0 +1,69 @@
+"""Where the Triton cLN forward spends its time (GPU only; a diagnostic, not a benchmark).
+
+    python3 -m bench.ablate_cln              # time the ablation levels
+    python3 -m bench.ablate_cln --once fp32  # two forward calls, for `ncu --launch-skip 1 -c 1`
+
+Levels (``backends.triton.kernels._DIAG_ABLATE``; outputs are wrong for > 0):
+0 = the kernel; 1 = no wait for / reduction of the earlier tiles' aggregates;
+2 = also no per-frame statistics; 3 = also no scan and no publication (the
+tile is loaded, normalized with constants and stored: the kernel's memory
+access pattern alone).  The differences place the time (H200.md: "time
+variants that leave one stage out").  Same timer as the benchmark
+(CUDA-graph replay), copy bandwidth measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import torch
+
+import common
+from backends.triton import kernels as K
+from bench.timing import copy_bandwidth
+from bench.tune import knobs, t_ms
+
+SHAPES = [(16, 512, 4000), (2, 128, 64000)]
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--once", choices=list(DTYPES), help="run two forwards of the first shape")
+    ap.add_argument("--time-major", action="store_true", help="with --once: time-major tickets")
+    args = ap.parse_args()
+    if args.once:
+        x = torch.randn(SHAPES[0], device="cuda").to(DTYPES[args.once])
+        with knobs(K, {"CLN_TIME_MAJOR": args.time_major}):
+            for _ in range(2):
+                common.cln(x, backend="triton")
+        torch.cuda.synchronize()
+        return 0
+    bw = copy_bandwidth(torch.device("cuda")).gbps * 1e9
+    print(f"copy bandwidth {bw / 1e9:.0f} GB/s", flush=True)
+    variants = {
+        "full": {},
+        "ablate1 no-prefix": {"_DIAG_ABLATE": 1},
+        "ablate2 no-stats": {"_DIAG_ABLATE": 2},
+        "ablate3 load-store": {"_DIAG_ABLATE": 3},
+        "time-major": {"CLN_TIME_MAJOR": True},
+        "ablate3 time-major": {"_DIAG_ABLATE": 3, "CLN_TIME_MAJOR": True},
+    }
+    for name_d, dtype in DTYPES.items():
+        for shape in SHAPES:
+            x = (torch.randn(shape, device="cuda") + 0.5).to(dtype)
+            g = torch.rand(shape[1], device="cuda") + 0.5
+            b = torch.randn(shape[1], device="cuda")
+            nbytes = 2 * x.numel() * x.element_size()
+            for name, kw in variants.items():
+                with knobs(K, kw), torch.no_grad():
+                    ms = t_ms(lambda x=x, g=g, b=b: common.cln(x, g, b, backend="triton"))
+                gbs = nbytes / (ms * 1e-3)
+                print(f"{str(shape):18s} {name_d} {name:20s} {ms * 1e3:8.1f} us "
+                      f"{gbs / 1e9:6.0f} GB/s {gbs / bw:5.2f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
