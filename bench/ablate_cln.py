@@ -31,11 +31,11 @@ DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--once", choices=list(DTYPES), help="run two forwards of the first shape")
-    ap.add_argument("--time-major", action="store_true", help="with --once: time-major tickets")
+    ap.add_argument("--run", type=int, default=1, help="with --once: CLN_TICKET_RUN")
     args = ap.parse_args()
     if args.once:
         x = torch.randn(SHAPES[0], device="cuda").to(DTYPES[args.once])
-        with knobs(K, {"CLN_TIME_MAJOR": args.time_major}):
+        with knobs(K, {"CLN_TICKET_RUN": args.run}):
             for _ in range(2):
                 common.cln(x, backend="triton")
         torch.cuda.synchronize()
@@ -47,9 +47,11 @@ def main() -> int:
         "ablate1 no-prefix": {"_DIAG_ABLATE": 1},
         "ablate2 no-stats": {"_DIAG_ABLATE": 2},
         "ablate3 load-store": {"_DIAG_ABLATE": 3},
-        "time-major": {"CLN_TIME_MAJOR": True},
-        "ablate3 time-major": {"_DIAG_ABLATE": 3, "CLN_TIME_MAJOR": True},
     }
+    # Runs of consecutive tiles per ticket (1 = batch-interleaved).
+    for run in (2, 4, 8, 16):
+        variants[f"run{run}"] = {"CLN_TICKET_RUN": run}
+        variants[f"ablate3 run{run}"] = {"_DIAG_ABLATE": 3, "CLN_TICKET_RUN": run}
     for name_d, dtype in DTYPES.items():
         for shape in SHAPES:
             x = (torch.randn(shape, device="cuda") + 0.5).to(dtype)

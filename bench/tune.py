@@ -39,7 +39,8 @@ _NEVER = 1 << 60
 CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
     "triton": {
         "default": {},
-        "time-major": {"CLN_TIME_MAJOR": True},
+        "run4": {"CLN_TICKET_RUN": 4},
+        "run4 group256": {"CLN_TICKET_RUN": 4, "CLN_GROUP": 256, "CLN_CHUNK": 256},
         "fwd ept128": {"CLN_FWD_EPT": 128, "CLN_FWD_MAXNREG": None},
         "bwd ept32 nreg128": {"CLN_BWD_EPT": 32, "CLN_BWD_MAXNREG": 128},
         "group256": {"CLN_GROUP": 256, "CLN_CHUNK": 256},

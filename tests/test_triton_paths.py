@@ -27,7 +27,9 @@ SCHEDULES = {
     # G = 2, CHUNK = 2: groups closed every other tile, several rounds of group words.
     "groups2-chunk2": {"CLN_GROUP": 2, "CLN_CHUNK": 2},
     "groups4-chunk8": {"CLN_GROUP": 4, "CLN_CHUNK": 8},
-    "time-major": {"CLN_GROUP": 2, "CLN_CHUNK": 4, "CLN_TIME_MAJOR": True},
+    "runs3": {"CLN_GROUP": 2, "CLN_CHUNK": 4, "CLN_TICKET_RUN": 3},
+    # Runs longer than a sequence: every tile takes the remainder (batch-interleaved) path.
+    "runs-remainder": {"CLN_TICKET_RUN": 1 << 20},
     "channel-blocks": {
         "CLN_MAX_BLOCK_C": 8,
         "CLN_LOOP_BLOCK_C": 8,
@@ -73,7 +75,7 @@ def test_schedule_forward_backward(tdevice, name, shape):
         harness.check_cln_backward("triton", tdevice, shape, torch.float32, True)
 
 
-@pytest.mark.parametrize("name", ["groups2-chunk2", "time-major", "channel-blocks"])
+@pytest.mark.parametrize("name", ["groups2-chunk2", "runs3", "channel-blocks"])
 def test_schedule_state_and_bf16(tdevice, name):
     shape = (2, 12, 90)
     with schedule(name):
@@ -83,7 +85,7 @@ def test_schedule_state_and_bf16(tdevice, name):
         )
 
 
-@pytest.mark.parametrize("name", ["groups2-chunk2", "channel-blocks"])
+@pytest.mark.parametrize("name", ["groups2-chunk2", "runs3", "channel-blocks"])
 def test_schedule_causal(tdevice, name):
     shape = (2, 9, 60)
     with schedule(name):

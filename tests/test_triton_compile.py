@@ -1,0 +1,111 @@
+"""The Triton cLN kernels compile for sm_90 the way the GPU launcher specializes them.
+
+On the GPU, Triton turns integer arguments equal to 1 into compile-time
+constants (and marks multiples of 16); the interpreter does neither, so code
+such as ``(C * BT).to(tl.float32)`` runs in CI and fails to compile on the GPU
+when C == 1.  Here the kernels are compiled ahead of time for sm_90 (Triton's
+own ptxas, no GPU needed) with those specializations, in a subprocess:
+conftest turns the interpreter on for this process, and interpreted kernels
+cannot be compiled.  Skipped when the installed Triton has no NVIDIA backend.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("triton")
+
+
+def compile_for_sm90(fn, ints: dict[str, int], const: dict[str, object], num_warps: int) -> None:
+    """Compile ``fn`` (a JITFunction) for sm_90 as the GPU launcher would specialize it."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    params = list(inspect.signature(fn.fn).parameters)
+    sig: dict[str, str] = {}
+    attrs = {}
+    for i, p in enumerate(params):
+        if p in const or ints.get(p) == 1:
+            sig[p] = "constexpr"
+        elif p in ("scr_ptr", "cnt_ptr"):
+            sig[p] = "*i64"
+        elif p in ("x_ptr", "y_ptr", "dy_ptr", "dx_ptr"):
+            sig[p] = "*fp32"
+        elif p.endswith("_ptr"):
+            sig[p] = "*fp32"
+        elif p == "eps":
+            sig[p] = "fp32"
+        else:
+            sig[p] = "i32"
+        if sig[p].startswith("*") or (p in ints and ints[p] % 16 == 0):
+            attrs[(i,)] = [["tt.divisibility", 16]]
+    constexprs = {(params.index(k),): v for k, v in const.items()}
+    constexprs.update({(params.index(k),): 1 for k, v in ints.items() if v == 1})
+    src = ASTSource(fn=fn, signature=sig, constexprs=constexprs, attrs=attrs)
+    triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": num_warps})
+
+
+def _compile(kernel: str, ints: dict[str, int], const: dict[str, object], num_warps: int) -> None:
+    code = (
+        "from backends.triton import kernels as K\n"
+        "from tests.test_triton_compile import compile_for_sm90\n"
+        f"compile_for_sm90(K.{kernel}, {ints!r}, {const!r}, {num_warps})\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True
+    )
+    if proc.returncode != 0:
+        err = proc.stderr.strip().splitlines()
+        if any("ptxas" in line and "not found" in line for line in err):
+            pytest.skip("no ptxas for sm_90 in this Triton")
+        raise AssertionError(f"{kernel} failed to compile for sm_90:\n" + "\n".join(err[-25:]))
+
+
+SIZES = [
+    {"B": 1, "C": 1, "T": 1, "NTB": 1, "NG": 1},  # every size specialized to 1
+    {"B": 16, "C": 512, "T": 4000, "NTB": 250, "NG": 2},  # a target shape
+]
+
+
+@pytest.mark.parametrize("ints", SIZES, ids=["ones", "target"])
+def test_cln_forward_compiles(ints):
+    const = dict(
+        HAS_STATE=True,
+        HAS_GAMMA=True,
+        HAS_BETA=True,
+        BLOCK_C=2 if ints["C"] == 1 else 512,
+        BT=2 if ints["C"] == 1 else 16,
+        NUM_CB=1,
+        SCR_OFF=16,
+        G=128,
+        CHUNK=128,
+        RUN=4,
+        ABLATE=0,
+    )
+    _compile("_cln_fwd_kernel", ints, const, num_warps=4)
+
+
+@pytest.mark.parametrize("ints", SIZES, ids=["ones", "target"])
+def test_cln_backward_compiles(ints):
+    const = dict(
+        HAS_COUNT=True,
+        HAS_GAMMA=True,
+        HAS_DG=True,
+        HAS_DB=True,
+        BLOCK_C=2 if ints["C"] == 1 else 512,
+        BT=2 if ints["C"] == 1 else 16,
+        NUM_CB=1,
+        SCR_OFF=16,
+        G=128,
+        CHUNK=128,
+        RUN=4,
+    )
+    _compile("_cln_bwd_kernel", ints, const, num_warps=4)
