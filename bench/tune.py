@@ -41,15 +41,15 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "default": {},
         "run4": {"CLN_TICKET_RUN": 4},
         "run4 group256": {"CLN_TICKET_RUN": 4, "CLN_GROUP": 256, "CLN_CHUNK": 256},
-        "fwd ept128": {"CLN_FWD_EPT": 128, "CLN_FWD_MAXNREG": None},
+        "fwd16 ept64 nreg128": {"CLN_FWD_EPT_16BIT": 64, "CLN_FWD_MAXNREG_16BIT": 128},
         "bwd ept32 nreg128": {"CLN_BWD_EPT": 32, "CLN_BWD_MAXNREG": 128},
         "group256": {"CLN_GROUP": 256, "CLN_CHUNK": 256},
     },
     "cuda_ext": {
         "single": {"CLN_SPLIT_MIN_BYTES": _NEVER},
-        "split w16M": {"CLN_SPLIT_MIN_BYTES": 0},
+        "split w16M": {"CLN_SPLIT_MIN_BYTES": 0, "CLN_L2_WINDOW_BYTES": 16 << 20},
         "split w4M": {"CLN_SPLIT_MIN_BYTES": 0, "CLN_L2_WINDOW_BYTES": 4 << 20},
-        "split w32M": {"CLN_SPLIT_MIN_BYTES": 0, "CLN_L2_WINDOW_BYTES": 32 << 20},
+        "single G256": {"CLN_SPLIT_MIN_BYTES": _NEVER, "CLN_GROUP_TILES": 256},
     },
 }
 SEED_VARIANTS: dict[str, dict[str, dict[str, object]]] = {

@@ -11,10 +11,11 @@ void bwd_impl(const ClnBwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) {
   using G = ClnGeom<T, Cf::TPR, Cf::R>;
   static_assert(Cf::kCap == G::CR, "table capacity must match the kernel geometry");
   check_sizes("cln_backward", c.B, c.C, c.L, G::BT);
-  const long long ntiles = cdiv(c.L, G::BT);
-  const long long ntot = c.B * ntiles;
+  const Plan p = plan(c.B, c.C, c.L, G::BT, sizeof(T), 2, c.split_min_bytes, c.l2_window_bytes,
+                      c.group_tiles);
+  const long long ntot = p.ntot;
   const bool partials = c.dgamma != nullptr || c.dbeta != nullptr;
-  const Layout l = layout(sizeof(A), ntot, c.C, partials);
+  const Layout l = layout(sizeof(A), ntot, c.B * p.ngroups, c.C, partials);
   if (ws_bytes < l.total) throw std::runtime_error("cuda_ext: cln_backward: workspace too small");
   char* w = static_cast<char*>(ws);
   check_cuda(cudaMemsetAsync(w, 0, l.zero_bytes, st), "cln_backward workspace memset");
@@ -30,14 +31,21 @@ void bwd_impl(const ClnBwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) {
   a.B = static_cast<int>(c.B);
   a.C = static_cast<int>(c.C);
   a.L = static_cast<int>(c.L);
-  a.ntiles = static_cast<int>(ntiles);
+  a.ntiles = static_cast<int>(p.ntiles);
   a.nchunks = static_cast<int>(cdiv(c.C, G::CR));
   a.vec = c.L % G::V == 0 && aligned16(c.x) && aligned16(c.dy) && aligned16(c.dx);
+  a.split = p.split ? 1 : 0;
+  a.window = static_cast<int>(p.window);
+  a.group = static_cast<int>(p.group);
+  a.ngroups = static_cast<int>(p.ngroups);
   a.ticket = reinterpret_cast<int*>(w);
   a.flags = reinterpret_cast<int*>(w + l.flags);
   a.slots = reinterpret_cast<A*>(w + l.slots);
+  a.gflags = reinterpret_cast<int*>(w + l.gflags);
+  a.gslots = reinterpret_cast<A*>(w + l.gslots);
   auto* kernel = &cln_bwd_kernel<T, P, Cf::TPR, Cf::R, Cf::KEEP, Cf::MB>;
-  NORMK_LAUNCH(kernel, static_cast<unsigned>(ntot), G::NTT, 0, st)(a);
+  const unsigned grid = static_cast<unsigned>(p.split ? 2 * ntot : ntot);
+  NORMK_LAUNCH(kernel, grid, G::NTT, 0, st)(a);
   check_launch("cln_backward kernel launch");
   if (partials) {
     // dgamma = sum over tiles of partial[:, 0, :], dbeta of partial[:, 1, :].
@@ -59,7 +67,9 @@ size_t cln_bwd_workspace_bytes(const ClnBwdCall& c) {
     with_first_fit(typename BwdCfgs<T>::type{}, c.C, [&](auto cf) {
       using Cf = decltype(cf);
       using G = ClnGeom<T, Cf::TPR, Cf::R>;
-      bytes = layout(sizeof(acc_t<T>), c.B * cdiv(c.L, G::BT), c.C, partials).total;
+      const Plan p = plan(c.B, c.C, c.L, G::BT, sizeof(T), 2, c.split_min_bytes,
+                          c.l2_window_bytes, c.group_tiles);
+      bytes = layout(sizeof(acc_t<T>), p.ntot, c.B * p.ngroups, c.C, partials).total;
     });
   });
   return bytes;

@@ -1,22 +1,39 @@
-// cLN launch configuration tables and workspace layout (shared by
-// cln_fwd.cu and cln_bwd.cu).
+// cLN launch configuration tables, the cross-tile plan and the workspace
+// layout (shared by cln_fwd.cu and cln_bwd.cu).
 //
-// Configurations (see include/cln_kernels.cuh; 224 data threads + 1 scan
-// warp per block): Cfg<TPR, R, MB> holds R channel rows per thread, TPR
-// threads per row (8: 128-byte row segments; 4: 64-byte ones, used where 8
-// would need more registers than fit), MB blocks per SM for
-// __launch_bounds__.  A call takes the first entry whose chunk
-// CR = R * 224 / TPR covers C (the tile then stays in registers); past the
-// last one, the last entry loops over channel chunks.  Every entry compiles
-// without spills for sm_90 (tests/test_cuda_ext_build.py checks ptxas):
+// Cross-tile scheme (include/cln_kernels.cuh has the full story): split-role
+// tickets + a fixed-order direct prefix replaced the decoupled look-back,
+// which reached only 0.31-0.49 of copy bandwidth forward on an H200 (its
+// serial walk over the predecessors is L2-latency bound) and whose result
+// depended on timing.  The launcher picks per call (plan()):
+//   * split roles (2 blocks per tile: STATS, then NORMALIZE re-reading the
+//     tile from L2) when x has >= split_min_bytes (8 MiB by default), else
+//     one block per tile (small shapes are latency bound: the seed shape
+//     (80, 64, 301) fp32 took 21.5 us with the look-back, the target is
+//     under 15 us);
+//   * the window D = l2_window_bytes (16 MiB) / tile bytes, in [1, tiles];
+//   * the group size G (1024 tiles; at most G published words per prefix).
+// All three come from backends/cuda_ext/kernels.py (CLN_*) at every call,
+// so a GPU sweep needs no rebuild; results are bitwise the same for any
+// split / D (G changes the summation grouping, so the last bits).
 //
-//   fwd fp32          C <= 84, 140, 280, 532   regs 56 / 61 / 80 / 120
+// Configurations (224 data threads + 1 scan warp per block): Cfg<TPR, R, MB>
+// holds R channel rows per thread, TPR threads per row (8: 128-byte row
+// segments; 4: 64-byte ones, used where 8 would need more registers than
+// fit), MB blocks per SM for __launch_bounds__.  A call takes the first entry
+// whose chunk CR = R * 224 / TPR covers C (the tile then stays in
+// registers); past the last one, the last entry loops over channel chunks.
+// Every entry compiles without spills for sm_90 (tests/test_cuda_ext_build.py
+// checks ptxas):
+//
+//   fwd fp32          C <= 84, 140, 280, 532   regs 56 / 64 / 80 / 120
 //   fwd fp16, bf16    C <= 84, 140, 280, 560   (V = 8: wider per-frame arrays,
 //                                                so 64-byte rows past 280)
 //   fwd fp64          C <= 84, 280, 560
 //   bwd fp32          C <= 84, 140 (dy kept in registers), 280, 560 (dy
 //                     prefetched to L1 and re-read)
-//   bwd fp16, bf16    C <= 84, 140, 280 (dy kept); chunked beyond
+//   bwd bf16          C <= 84, 140, 280 (dy kept); chunked beyond
+//   bwd fp16          C <= 84 (dy kept), 140, 280 (dy through L1); chunked
 //   bwd fp64          C <= 84 (dy kept), 280, 560
 #pragma once
 
@@ -55,6 +72,14 @@ template <typename T>
 struct BwdCfgs {  // fp16 / bf16
   using type = CfgList<BCfg<8, 3, true, 2>, BCfg<8, 5, true, 2>, BCfg<4, 5, true, 2>>;
 };
+// fp16 converts to f32 with one more register per value than bf16 (a shift);
+// with dy kept in registers the C <= 140 / 280 entries needed 4 bytes of
+// spill under the 128 cap once the role logic was added, so dy goes through
+// L1 there.
+template <>
+struct BwdCfgs<__half> {
+  using type = CfgList<BCfg<8, 3, true, 2>, BCfg<8, 5, false, 2>, BCfg<4, 5, false, 2>>;
+};
 template <>
 struct BwdCfgs<float> {
   using type = CfgList<BCfg<8, 3, true, 3>, BCfg<8, 5, true, 2>, BCfg<8, 10, false, 2>,
@@ -65,18 +90,46 @@ struct BwdCfgs<double> {
   using type = CfgList<BCfg<8, 3, true, 2>, BCfg<8, 10, false, 2>, BCfg<4, 10, false, 2>>;
 };
 
-// Workspace: [ticket | flags (ntot ints) | slots (ntot x 8 acc)
+// The cross-tile scheme of a call (see include/cln_kernels.cuh): split
+// roles or one block per tile, the STATS window D and the group size G.
+// `streams`: tensors a tile reads (1: x; 2: x and dy), for the window.
+struct Plan {
+  long long ntiles, ntot, group, ngroups, window;
+  bool split;
+};
+inline Plan plan(long long B, long long C, long long L, int bt, size_t esize, int streams,
+                 int64_t split_min_bytes, int64_t window_bytes, int64_t group_tiles) {
+  Plan p{};
+  p.ntiles = cdiv(L, bt);
+  p.ntot = B * p.ntiles;
+  // Split roles only pay where there is bandwidth to win: below the
+  // threshold (8 MiB by default) the STATS block is pure added latency
+  // (the seed shape (80, 64, 301) fp32 is 6 MB and latency bound).
+  p.split = static_cast<long long>(esize) * B * C * L >= split_min_bytes;
+  const long long tile_bytes = static_cast<long long>(esize) * streams * C * bt;
+  const long long d = window_bytes > 0 ? window_bytes / tile_bytes : 0;
+  p.window = d < 1 ? 1 : (d > p.ntot ? p.ntot : d);
+  const long long g = group_tiles > 0 ? group_tiles : kClnGroupDefault;
+  p.group = g < p.ntiles ? g : p.ntiles;
+  p.ngroups = cdiv(p.ntiles, p.group);
+  return p;
+}
+
+// Workspace: [ticket | flags (ntot ints) | group flags (B x ngroups ints)
+//             | slots (ntot x kSlotW acc) | group slots (B x ngroups x kSlotW acc)
 //             | partials (ntot x 2C acc) | colsum scratch | 2C acc sink].
 // Only the ticket and the flags need zeroing.
 struct Layout {
-  size_t flags, slots, partial, scratch, sink, total, zero_bytes;
+  size_t flags, gflags, slots, gslots, partial, scratch, sink, total, zero_bytes;
 };
-inline Layout layout(size_t acc, long long ntot, long long C, bool partials) {
+inline Layout layout(size_t acc, long long ntot, long long ngtot, long long C, bool partials) {
   Layout l{};
   l.flags = 256;
-  l.zero_bytes = l.flags + 4 * static_cast<size_t>(ntot);
+  l.gflags = l.flags + 4 * static_cast<size_t>(ntot);
+  l.zero_bytes = l.gflags + 4 * static_cast<size_t>(ngtot);
   l.slots = align_up(l.zero_bytes, 256);
-  l.partial = align_up(l.slots + 8 * acc * ntot, 256);
+  l.gslots = align_up(l.slots + kSlotW * acc * ntot, 256);
+  l.partial = align_up(l.gslots + kSlotW * acc * ngtot, 256);
   l.scratch = l.partial;
   l.sink = l.partial;
   l.total = l.partial;
@@ -90,10 +143,10 @@ inline Layout layout(size_t acc, long long ntot, long long C, bool partials) {
 
 inline void check_sizes(const char* op, long long B, long long C, long long L, long long bt) {
   if (B < 1 || C < 1 || L < 1 || C > (1LL << 30) || L > (1LL << 30) ||
-      B * cdiv(L, bt) > (1LL << 31) - 1)
+      2 * B * cdiv(L, bt) > (1LL << 31) - 1)
     throw std::runtime_error(std::string("cuda_ext: ") + op +
                              ": sizes out of range (need 1 <= C, L <= 2^30 and fewer than "
-                             "2^31 tiles)");
+                             "2^30 tiles)");
 }
 
 }  // namespace cln_detail

@@ -8,14 +8,15 @@
 // (__syncthreads, named barriers, and the two barriers of each warp shuffle
 // or ballot), so divergent warp-specialized code synchronizes as on a GPU,
 // and a barrier nobody can complete is reported as a deadlock.  Shared
-// memory is a function-local static (one block at a time).  Running blocks in order
-// means every look-back predecessor has finished; to exercise the
-// aggregate-only path of the decoupled look-back anyway, a flag read
-// randomly reports "aggregate" for a tile that published both (what a
-// real GPU shows a reader that looks before the inclusive store lands).
+// memory is a function-local static (one block at a time).  Blocks run in
+// blockIdx order, which is also ticket order, so every flag a cLN block
+// waits on was published by an earlier block: a flag spin (__nanosleep)
+// here means the kernel waits on a later ticket, which could deadlock a
+// GPU, and aborts with a message.
 //
 // Not a performance model, and not a memory-model checker: it tests the
-// indexing, the masking, the scans and the look-back arithmetic.
+// indexing, the masking, the scans, the ticket-to-role mapping and the
+// cross-tile prefix arithmetic.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -130,19 +131,6 @@ T warp_exchange(T v, int src_lane) {
   return out;
 }
 
-// Flags that ever held the "aggregate" value (see the header comment).
-inline std::vector<const int*>& aggregate_flags() {
-  static std::vector<const int*> v;
-  return v;
-}
-inline bool coin() {
-  static uint64_t s = 0x9e3779b97f4a7c15ull;
-  s ^= s << 13;
-  s ^= s >> 7;
-  s ^= s << 17;
-  return s & 1;
-}
-
 inline void fiber_main() {
   Sched& s = sched();
   s.body();
@@ -201,7 +189,6 @@ struct Launch {
     Block& b = block();
     b.warps = std::vector<Warp>((nt + 31) / 32);
     b.dyn_smem.assign(smem + 16, 0);
-    aggregate_flags().clear();  // workspace addresses are reused by later launches
     sched().body = [&] { kernel(args); };
     for (unsigned z = 0; z < grid.z; ++z)
       for (unsigned y = 0; y < grid.y; ++y)
@@ -218,7 +205,13 @@ Launch(F*, dim3, dim3, size_t, cudaStream_t) -> Launch<F>;
 
 // ---- intrinsics -----------------------------------------------------------
 inline void __syncthreads() { normk_emu::block().barriers[0].arrive_and_wait(blockDim.x * blockDim.y * blockDim.z); }
-inline void __nanosleep(unsigned) { normk_emu::yield_to_scheduler(); }
+inline void __nanosleep(unsigned) {
+  std::fprintf(stderr,
+               "cuda_emu: block %u spins on a flag no earlier block published (a wait on a later "
+               "ticket: a possible deadlock on a GPU)\n",
+               blockIdx.x);
+  std::abort();
+}
 inline int __ffs(unsigned v) { return __builtin_ffs(static_cast<int>(v)); }
 inline int atomicAdd(int* p, int v) {
   const int old = *p;
@@ -288,24 +281,23 @@ template <typename T>
 T __ldcg(const T* p) { return *p; }
 template <typename T>
 void __stcg(T* p, T v) { *p = v; }
+template <typename T>
+T __ldcs(const T* p) { return *p; }
+template <typename T>
+void __stcs(T* p, T v) { *p = v; }
 
 inline int min(int a, int b) { return a < b ? a : b; }
 inline long long min(long long a, long long b) { return a < b ? a : b; }
 
 // ---- the PTX-level helpers of norm_common.cuh -------------------------------
 namespace normk {
-inline void flag_release(int* p, int v) {
-  if (v == 1) normk_emu::aggregate_flags().push_back(p);
-  *p = v;
-}
-inline int flag_acquire(const int* p) {
-  const int v = *p;
-  if (v == 2) {
-    for (const int* q : normk_emu::aggregate_flags())
-      if (q == p) return normk_emu::coin() ? 1 : 2;
-  }
-  return v;
-}
+inline void flag_release(int* p, int v) { *p = v; }
+inline int flag_relaxed(const int* p) { return *p; }
+inline void fence_acquire() {}
+template <typename A>
+A ld_relaxed(const A* p) { return *p; }
+template <typename A>
+void st_relaxed(A* p, A v) { *p = v; }
 inline void named_barrier(int id, int nthreads) {
   normk_emu::block().barriers[id].arrive_and_wait(static_cast<unsigned>(nthreads));
 }

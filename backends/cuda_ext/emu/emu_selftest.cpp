@@ -8,6 +8,7 @@
 // each (80 persistent RMSNorm backward blocks at most: most shapes here
 // loop over several row groups per block).
 #include <cmath>
+#include <iterator>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -224,7 +225,46 @@ Buf to_buf(const std::vector<double>& v, DType t) {
   return b;
 }
 
-void test_cln(DType dt, DType pt, bool params, int B, int C, int L, double dc) {
+// The cross-tile scheme knobs of a cLN call (launchers.h).  `window` is in
+// bytes (1 gives D = 1, a huge value D = all tiles), or -k: k * C * 64
+// elements, so D = 64 k / BT tiles (4 k for fp32 forward, half that
+// backward), whatever C.
+struct Knobs {
+  const char* name;
+  int64_t split_min, window, group;
+};
+constexpr int64_t kNever = int64_t{1} << 62;
+// The C++ defaults (single role for every shape here, G = 1024).
+const Knobs kDefault{"default", int64_t{8} << 20, int64_t{16} << 20, 0};
+// Same G = 3 (small: several group links, group starts and in-group
+// tiles): single role and split roles with D = 1, a middle D and D = all;
+// all must agree bitwise (the prefix order depends only on the tile index).
+const Knobs kSameG[] = {{"single G=3", kNever, 0, 3},
+                        {"split D=1 G=3", 0, 1, 3},
+                        {"split D=mid G=3", 0, -1, 3},
+                        {"split D=all G=3", 0, kNever, 3}};
+// Streaming with state through split roles and G = 2.
+const Knobs kStream{"split D=mid G=2", 0, -1, 2};
+// The long sequences (slow on the emulator: one fiber per CUDA thread) run
+// only this against the default (the same G = 1024, so bitwise equal).
+const Knobs kSplitDefaultG{"split D=mid", 0, -4, 0};
+
+bool same_bits(const Buf& a, const Buf& b) { return a.bytes == b.bytes; }
+
+template <typename Call>
+void set_knobs(Call& c, const Knobs& k) {
+  c.split_min_bytes = k.split_min;
+  c.l2_window_bytes =
+      k.window >= 0 ? k.window : -k.window * c.C * 64 * static_cast<int64_t>(elem_size(c.dtype));
+  c.group_tiles = k.group;
+}
+
+// full: every knob variant; else the default and kSplitDefaultG only.
+void test_cln(DType dt, DType pt, bool params, int B, int C, int L, double dc, bool full) {
+  std::vector<Knobs> variants(std::begin(kSameG), std::end(kSameG));
+  if (!full) variants = {kDefault, kSplitDefaultG};
+  std::vector<const Knobs*> streams = {&kDefault, &kStream};
+  if (!full) streams.pop_back();
   const DType acc = acc_of(dt);
   Buf xb = to_buf(rand_vec(static_cast<size_t>(B) * C * L, 1.0, dc), dt);
   const auto x = xb.values();
@@ -237,8 +277,8 @@ void test_cln(DType dt, DType pt, bool params, int B, int C, int L, double dc) {
                 B, C, L, params, dc);
   const double tol = tol_of(dt) * (dc != 0 ? 20 : 1);
 
-  auto run_fwd = [&](Buf& xin, int Lc, const long long* cnt, Buf* m0, Buf* M0, Buf& y, Buf& mean,
-                     Buf& rstd, Buf& m2) {
+  auto run_fwd = [&](const Knobs& k, Buf& xin, int Lc, const long long* cnt, Buf* m0, Buf* M0,
+                     Buf& y, Buf& mean, Buf& rstd, Buf& m2) {
     normk::ClnFwdCall c{};
     c.dtype = dt;
     c.param_dtype = pt;
@@ -256,20 +296,45 @@ void test_cln(DType dt, DType pt, bool params, int B, int C, int L, double dc) {
     c.B = B;
     c.C = C;
     c.L = Lc;
+    set_knobs(c, k);
     std::vector<unsigned char> ws(normk::cln_fwd_workspace_bytes(c) + 256);
     void* w = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(ws.data()) + 255) & ~uintptr_t(255));
     normk::cln_fwd(c, w, ws.size() - 256, nullptr);
   };
 
   Buf y(dt, x.size()), mean(acc, static_cast<size_t>(B) * L), rstd(acc, mean.size()), m2(acc, B);
-  run_fwd(xb, L, nullptr, nullptr, nullptr, y, mean, rstd, m2);
+  run_fwd(kDefault, xb, L, nullptr, nullptr, nullptr, y, mean, rstd, m2);
   report(std::string("cln fwd ") + tag,
          {{"y", rel(y, ref.y)}, {"mean", rel(mean, ref.mean)}, {"rstd", rel(rstd, ref.rstd)},
           {"m2", rel(m2, ref.m2_last)}},
          tol);
 
-  // Streamed in chunks of 1, 5, 40, ... frames with the state carried.
+  // The knob variants: each against the reference, and bitwise against the
+  // first (mismatch reported as inf).
   {
+    Buf y0(dt, x.size()), mean0(acc, mean.size()), rstd0(acc, mean.size()), m20(acc, B);
+    bool first = true;
+    for (const Knobs& k : variants) {
+      Buf yk(dt, x.size()), mk(acc, mean.size()), rk(acc, mean.size()), Mk(acc, B);
+      run_fwd(k, xb, L, nullptr, nullptr, nullptr, yk, mk, rk, Mk);
+      if (first) {
+        y0 = yk;
+        mean0 = mk;
+        rstd0 = rk;
+        m20 = Mk;
+        first = false;
+      }
+      const bool same = same_bits(yk, y0) && same_bits(mk, mean0) && same_bits(rk, rstd0) &&
+                        same_bits(Mk, m20);
+      report(std::string("cln fwd ") + tag + " " + k.name,
+             {{"y", rel(yk, ref.y)}, {"mean", rel(mk, ref.mean)}, {"rstd", rel(rk, ref.rstd)},
+              {"m2", rel(Mk, ref.m2_last)}, {"bitwise", same ? 0.0 : INFINITY}},
+             tol);
+    }
+  }
+
+  // Streamed in chunks of 1, 5, 40, ... frames with the state carried.
+  for (const Knobs* k : streams) {
     std::vector<long long> cnt(B, 0);
     Buf m0(acc, B, 0.0), M0(acc, B, 0.0);
     std::vector<double> ys(x.size()), ms(mean.size()), rs(mean.size());
@@ -283,7 +348,7 @@ void test_cln(DType dt, DType pt, bool params, int B, int C, int L, double dc) {
           for (int t = 0; t < Lc; ++t)
             xc.set((static_cast<size_t>(b) * C + c) * Lc + t, x[(static_cast<size_t>(b) * C + c) * L + t0 + t]);
       Buf yc(dt, xc.size()), mc(acc, static_cast<size_t>(B) * Lc), rc(acc, mc.size()), M1(acc, B);
-      run_fwd(xc, Lc, t0 > 0 ? cnt.data() : nullptr, t0 > 0 ? &m0 : nullptr,
+      run_fwd(*k, xc, Lc, t0 > 0 ? cnt.data() : nullptr, t0 > 0 ? &m0 : nullptr,
               t0 > 0 ? &M0 : nullptr, yc, mc, rc, M1);
       for (int b = 0; b < B; ++b) {
         for (int c = 0; c < C; ++c)
@@ -305,13 +370,14 @@ void test_cln(DType dt, DType pt, bool params, int B, int C, int L, double dc) {
       msb.set(i, ms[i]);
       rsb.set(i, rs[i]);
     }
-    report(std::string("cln stream ") + tag,
+    report(std::string("cln stream ") + tag + " " + k->name,
            {{"y", rel(ysb, ref.y)}, {"mean", rel(msb, ref.mean)}, {"rstd", rel(rsb, ref.rstd)},
             {"m2", rel(M0, ref.m2_last)}},
            tol);
   }
 
-  // Backward, with and without a history count.
+  // Backward, with and without a history count: the default knobs, then the
+  // same-G variants (bitwise equal to each other).
   for (int with_count = 0; with_count < 2; ++with_count) {
     Buf dyb = to_buf(rand_vec(x.size(), 1.0, 0.0), dt);
     const auto dy = dyb.values();
@@ -319,28 +385,44 @@ void test_cln(DType dt, DType pt, bool params, int B, int C, int L, double dc) {
     const auto mv = mean.values(), rv = rstd.values();
     const ClnBwdRef r = cln_bwd_ref(dy, x, params ? &gv : nullptr, mv, rv,
                                     with_count ? &cnt : nullptr, B, C, L);
-    normk::ClnBwdCall c{};
-    Buf dx(dt, x.size()), dg(acc, C), dbt(acc, C);
-    c.dtype = dt;
-    c.param_dtype = pt;
-    c.dy = dyb.ptr();
-    c.x = xb.ptr();
-    c.gamma = params ? gb.ptr() : nullptr;
-    c.mean = mean.ptr();
-    c.rstd = rstd.ptr();
-    c.count = with_count ? reinterpret_cast<const int64_t*>(cnt.data()) : nullptr;
-    c.dx = dx.ptr();
-    c.dgamma = dg.ptr();
-    c.dbeta = dbt.ptr();
-    c.B = B;
-    c.C = C;
-    c.L = L;
-    std::vector<unsigned char> ws(normk::cln_bwd_workspace_bytes(c) + 256);
-    void* w = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(ws.data()) + 255) & ~uintptr_t(255));
-    normk::cln_bwd(c, w, ws.size() - 256, nullptr);
-    report(std::string("cln bwd ") + tag + (with_count ? " count" : ""),
-           {{"dx", rel(dx, r.dx)}, {"dgamma", rel(dg, r.dgamma)}, {"dbeta", rel(dbt, r.dbeta)}},
-           tol * 10);
+    Buf dx0(dt, x.size()), dg0(acc, C), db0(acc, C);
+    for (int v = -1; v < static_cast<int>(variants.size()); ++v) {
+      if (!full && v == 0) continue;  // variants[0] is the default again
+      const Knobs& k = v < 0 ? kDefault : variants[v];
+      normk::ClnBwdCall c{};
+      Buf dx(dt, x.size()), dg(acc, C), dbt(acc, C);
+      c.dtype = dt;
+      c.param_dtype = pt;
+      c.dy = dyb.ptr();
+      c.x = xb.ptr();
+      c.gamma = params ? gb.ptr() : nullptr;
+      c.mean = mean.ptr();
+      c.rstd = rstd.ptr();
+      c.count = with_count ? reinterpret_cast<const int64_t*>(cnt.data()) : nullptr;
+      c.dx = dx.ptr();
+      c.dgamma = dg.ptr();
+      c.dbeta = dbt.ptr();
+      c.B = B;
+      c.C = C;
+      c.L = L;
+      set_knobs(c, k);
+      std::vector<unsigned char> ws(normk::cln_bwd_workspace_bytes(c) + 256);
+      void* w = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(ws.data()) + 255) & ~uintptr_t(255));
+      normk::cln_bwd(c, w, ws.size() - 256, nullptr);
+      if (v == (full ? 0 : -1)) {
+        dx0 = dx;
+        dg0 = dg;
+        db0 = dbt;
+      }
+      std::vector<std::pair<const char*, double>> errs = {
+          {"dx", rel(dx, r.dx)}, {"dgamma", rel(dg, r.dgamma)}, {"dbeta", rel(dbt, r.dbeta)}};
+      if (v >= 0 || !full) {
+        const bool same = same_bits(dx, dx0) && same_bits(dg, dg0) && same_bits(dbt, db0);
+        errs.push_back({"bitwise", same ? 0.0 : INFINITY});
+      }
+      report(std::string("cln bwd ") + tag + (with_count ? " count " : " ") + k.name, errs,
+             tol * 10);
+    }
   }
 }
 
@@ -426,18 +508,25 @@ int main() {
                      {DType::kF16, DType::kF16},
                      {DType::kF64, DType::kF64}};
   // cLN: every launch-table entry (C up to 84, 140, 280, 560, chunked past
-  // it), odd L (scalar loads) and L % 8 == 0 (16-byte loads), and a sequence
-  // of more than 32 tiles (look-back windows of several rounds).
+  // it), odd L (scalar loads) and L % 8 == 0 (16-byte loads), sequences of
+  // more than 32 tiles (several words per lane in the prefix) and of more
+  // than 128 (several batches of loads in flight; G = 1024 by default).
   struct S {
     int B, C, L;
   };
   const S cln_shapes[] = {{2, 64, 77}, {1, 130, 70}, {2, 200, 64}, {1, 300, 40},
-                          {1, 600, 33}, {1, 3, 1100}, {3, 1, 5}};
+                          {1, 600, 33}, {1, 3, 1100}, {3, 1, 5},
+                          {1, 2, 4500}};
   for (const P& p : types) {
     int i = 0;
     for (const S& s : cln_shapes) {
       const double dc = (p.dt == DType::kF32 && i % 2 == 0) ? 1000.0 : 0.0;
-      test_cln(p.dt, p.pt, i % 3 != 2, s.B, s.C, s.L, dc);
+      // Long sequences cost the emulator (one fiber per CUDA thread): every
+      // knob variant on short ones only; the 4500 frames (141 fp32 tiles:
+      // more than 128 prefix words) in fp32 only.
+      const bool full = s.L < 1000;
+      if (s.L < 4000 || p.dt == DType::kF32)
+        test_cln(p.dt, p.pt, i % 3 != 2, s.B, s.C, s.L, dc, full);
       ++i;
     }
   }

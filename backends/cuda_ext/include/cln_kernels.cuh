@@ -1,8 +1,9 @@
-// Cumulative layer norm (cLN), forward and backward, as single-pass
-// decoupled look-back scans over time.  Framework-free (see norm_common.cuh).
+// Cumulative layer norm (cLN), forward and backward, as single-kernel scans
+// over time with "split-role tickets + fixed-order direct prefix".
+// Framework-free (see norm_common.cuh).
 //
-// x is (B, C, L) contiguous: time is the unit-stride dimension.  A block owns
-// one tile of BT frames x all C channels of one batch item:
+// x is (B, C, L) contiguous: time is the unit-stride dimension.  A block
+// works on one tile of BT frames x all C channels of one batch item:
 //
 //   * TPR threads cover one channel row of the tile with one 16-byte pack
 //     each, so BT = TPR * V frames.  TPR = 8 (32 fp32, 64 fp16/bf16, 16 fp64
@@ -13,48 +14,112 @@
 //   * NT = 224 data threads (7 warps) cover RPP = 28 rows per pass; each keeps
 //     R packs (R rows) in registers, so a "chunk" is CR = 28 * R channels
 //     (R = 19: 532 >= 512 channels in 76 registers of data).  When
-//     C <= CR the tile is read from DRAM exactly once and y is written from
+//     C <= CR the tile is read exactly once per block and y is written from
 //     registers; for larger C the kernel loops over channel chunks and the
 //     output pass re-reads the tile (from L2: it was read microseconds ago).
 //   * One more warp, the scan warp, holds no tile data.  It does the frame
-//     scan and the look-back.  Keeping that code off the data warps' path is
-//     what lets 64-76 registers of tile data fit without spills: with the
-//     scan inlined in warp 0 (an earlier version), ptxas needed 135
+//     scan and the cross-tile prefix.  Keeping that code off the data warps'
+//     path is what lets 64-76 registers of tile data fit without spills: with
+//     the scan inlined in warp 0 (an earlier version), ptxas needed 135
 //     registers for fp32 with 16 packs per thread and 164 for fp64 (both
 //     spilled under a 128 cap), because the tile stayed live across the
-//     look-back.  Data warps and the scan warp meet
-//     at named barriers (barrier.sync, non-.aligned: different code paths).
-//     7 + 1 = 8 warps, not 8 + 1: the register file is split over the 4 SM
-//     sub-partitions by warp, and 2 blocks of 9 warps put 5 warps on one of
-//     them, capping every thread at 96 registers instead of 128.
+//     cross-tile wait.  Data warps and the scan warp meet at named barriers
+//     (barrier.sync, non-.aligned: different code paths).  7 + 1 = 8 warps,
+//     not 8 + 1: the register file is split over the 4 SM sub-partitions by
+//     warp, and 2 blocks of 9 warps put 5 warps on one of them, capping
+//     every thread at 96 registers instead of 128.
+//
+// Cross-tile prefix: why not a decoupled look-back.  The previous version
+// (Merrill & Garland look-back: publish the aggregate, walk back over the
+// predecessors' aggregate / inclusive words until an inclusive one) reached
+// only 0.31-0.49 of copy bandwidth forward on an H200: the walk is a chain of
+// dependent L2 round trips per tile, and each tile's inclusive word waits for
+// its predecessor's, so the latency chain runs through every tile of a
+// sequence.  Its result also depended on timing (which words the walk found
+// inclusive), so y differed between runs in the last bits.  A Triton kernel
+// with a direct fixed-order prefix (every tile reduces its predecessors'
+// aggregates itself, no inclusive words) reached 0.59-0.67.  This kernel
+// does the direct prefix and also takes the prefix wait off the critical
+// path of the data:
+//
+// Tiles: ntot = B * ntiles, global index g = i * B + b (b fastest; i is the
+// tile index in time; the backward counts i from the last tile).  Two roles:
+//
+//   STATS(g)      load the tile, per-frame statistics, the in-tile scan (the
+//                 same code as below), publish the tile aggregate (forward:
+//                 (mean, M2) of the tile's C * BT values, the count being
+//                 implied; backward: the sums of a_t, b_t, b_t (mu_t - K)
+//                 over the tile's frames) with a ready flag, write the
+//                 backward's dgamma/dbeta partials, exit.  Loads use the
+//                 default L2 priority (an evict_last createpolicy operand
+//                 cost a 64-bit register and made ptxas spill).
+//   NORMALIZE(g)  the scan warp computes the EXCLUSIVE prefix of tile i from
+//                 the published aggregates of tiles 0..i-1 while the data
+//                 warps load the tile again (from L2: its STATS block read it
+//                 moments ago) and recompute the per-frame statistics; then
+//                 the in-tile scan, mean / rstd (dx: the suffix sums), and y
+//                 (dx).  Last-use loads and the output stores are .cs
+//                 (evict first), so L2 keeps the window of STATS lines.
+//
+// Tickets (an atomic counter, not blockIdx, so a block only waits on blocks
+// that already started: no deadlock whatever the scheduler does): 2 * ntot in
+// all, with a window of D STATS tiles ahead of the NORMALIZE front
+// (cln_job): k < D: STATS(k); then, with m = k - D, NORMALIZE(m / 2) for even
+// m and STATS(D + m / 2) for odd m while m < 2 (ntot - D); then the remaining
+// NORMALIZE blocks.  Every STATS(g') with g' <= g precedes NORMALIZE(g).  D =
+// window bytes / tile bytes (launcher knob CLN_L2_WINDOW_BYTES, 16 MiB by
+// default: the tiles between a STATS read and its NORMALIZE re-read stay
+// well inside the 50 MB L2).
+//
+// Small problems (launcher knob CLN_SPLIT_MIN_BYTES, 8 MiB): the second role
+// only adds a block round trip there (the seed shape (80, 64, 301) fp32 is
+// 800 tiles, 6 MB: latency bound), so split = 0 runs one block per tile
+// (ntot tickets, g = k) that publishes its aggregate first and then does the
+// same prefix.  Both modes, and every D, give bitwise identical results.
+//
+// The prefix (cln_exclusive_prefix): the scan warp reads 32 published words
+// per round at positions lo + c0 + lane, kPrefixU = 4 rounds in flight at
+// once (relaxed flag loads, spin until all are set, one fence.acq_rel, then
+// the payloads); each lane folds its words in order (Chan combine), then one
+// fixed shuffle tree combines the 32 lanes (lanes with no words are exact
+// identities, n = 0).  The order depends only on i, so the result depends
+// only on i and the data of earlier tiles: bitwise deterministic run to run,
+// bitwise causal, and the same for any window D and either mode, whatever
+// the timing.  To bound the work (a direct
+// prefix is O(i) words, O(ntiles^2) in all) tiles form groups of G (runtime;
+// CLN_GROUP_TILES, 1024 by default): the NORMALIZE block of a group start
+// i = sG computes E_sG = E_(s-1)G (+) reduce(agg[(s-1)G .. sG-1]) from the
+// group prefix its predecessor group start published, and publishes E_sG;
+// any other tile computes E_i = E_sG (+) reduce(agg[sG .. i-1]) (the base
+// is combined last: its flag is polled after the group's words).  At most G
+// words per tile, a chain of ntiles / G links; a group start has a smaller
+// ticket than every other NORMALIZE block of its group, so waits still only
+// go to earlier tickets.  The streaming state (count, mean0, M2_0) is E_0.
+//
+// Memory layout (workspace, csrc/cln_common.h): per sequence b, the tile
+// aggregates flags[b][i] / slots[b][i][kSlotW] (i counted in scan order, so
+// a round of 32 words is one 128-byte line of flags) and the group prefixes
+// gflags[b][s] / gslots[b][s][kSlotW].  Publication: one lane stores the
+// payload (st.relaxed.gpu), then the flag with st.release.gpu; the payload
+// is computed by the scan warp itself from shared memory after the named
+// barrier, so every data thread's contribution is ordered before it.
+// Readers: ld.relaxed.gpu flags, then fence.acq_rel.gpu, then the payloads.
+// No float atomics.
 //
 // Forward per tile: exact per-frame mean and M2 over the channels (two
 // passes over registers: the sum, then the squared deviations from the
-// frame mean), an inclusive Chan-combine scan over the BT frames (scan warp,
-// shuffles), publication of the tile aggregate, a look-back over the
-// predecessor tiles of the same batch item (32 at a time, one per lane) for
-// the exclusive prefix, publication of the inclusive prefix, then
-// y = (x - mu_t) * rstd_t * gamma + beta.  The streaming state (count, mean0,
-// M2_0) is the inclusive prefix of a virtual tile -1.
+// frame mean), an inclusive Chan-combine scan over the BT frames (scan
+// warp, shuffles), E_i (+) that, then y = (x - mu_t) * rstd_t * gamma + beta.
 //
-// Tiles get their ids from an atomic ticket counter (not blockIdx), so a
-// block only ever waits on tiles whose blocks already started: no deadlock
-// whatever the scheduler does.  Tickets are batch-fastest (b = k % B), so the
-// first B tickets are the first tiles of every batch item, which need nobody.
-//
-// Backward is the same machine run as a suffix scan (tickets from the last
-// tile backwards) over (a_t, b_t, b_t * (mu_t - K)) with K = mean[b, 0], per
+// Backward is the same machine run as a suffix scan (tiles counted from the
+// last one) over (a_t, b_t, b_t * (mu_t - K)) with K = mean[b, 0], per
 // DESIGN.md and common/eager.py:
 //   dx = r * g - S_a - (x - K) * S_b + P.
 // The backward keeps x in registers, and dy too where it fits (KEEP_DY);
 // otherwise dy is prefetched into L1 and read again for dx.
-// dgamma / dbeta: per-tile, per-channel partials written to a [tiles][2][C]
-// buffer, reduced afterwards in a fixed order (reduce_kernels.cuh): no float
-// atomics, bitwise reproducible.
-//
-// Note: the look-back combines predecessor tiles in whatever grouping it
-// finds them published (inclusive vs aggregate), so mean/rstd/y (and dx) may
-// differ between runs in the last bits; dgamma/dbeta do not.
+// dgamma / dbeta: per-tile, per-channel partials (written by the STATS role)
+// to a [tiles][2][C] buffer, reduced afterwards in a fixed order
+// (reduce_kernels.cuh): no float atomics, bitwise reproducible.
 #pragma once
 
 #include "norm_common.cuh"
@@ -83,6 +148,16 @@ constexpr int kBarData = 1;  // the NT data threads
 constexpr int kBarAll = 2;   // data threads + scan warp: hand-offs
 
 
+// Payload words per published slot (tile aggregate or group prefix); the
+// forward uses 2 of them, the backward 3.
+constexpr int kSlotW = 4;
+// Rounds of 32 published words whose loads are in flight at once: one L2
+// round trip for the flags and one for the payloads per 128 words, instead
+// of per 32.
+constexpr int kPrefixU = 4;
+// Default tiles per prefix group (launcher knob; see the top comment).
+constexpr int kClnGroupDefault = 1024;
+
 template <typename T, typename P>
 struct ClnFwdArgs {
   using A = acc_t<T>;
@@ -101,9 +176,15 @@ struct ClnFwdArgs {
   int nchunks;  // ceil(C / CR)
   int vec;      // 16-byte loads legal: L % V == 0 and x / y 16-byte aligned
   A eps;
+  int split;    // 1: STATS and NORMALIZE blocks (2 * B * ntiles); 0: one block per tile
+  int window;   // D, 1 <= D <= B * ntiles (split only)
+  int group;    // G >= 1: tiles per prefix group
+  int ngroups;  // ceil(ntiles / G)
   int* ticket;  // zeroed before launch
-  int* flags;   // B * ntiles, zeroed before launch
-  A* slots;     // B * ntiles * 8
+  int* flags;   // [B][ntiles] aggregate ready flags, zeroed before launch
+  A* slots;     // [B][ntiles][kSlotW] aggregates
+  int* gflags;  // [B][ngroups] group prefix ready flags, zeroed before launch
+  A* gslots;    // [B][ngroups][kSlotW] group prefixes E_sG
 };
 
 template <typename T, typename P>
@@ -121,10 +202,196 @@ struct ClnBwdArgs {
   int ntiles;
   int nchunks;
   int vec;
+  int split, window, group, ngroups;  // as in ClnFwdArgs
   int* ticket;
   int* flags;
   A* slots;
+  int* gflags;
+  A* gslots;
 };
+
+// ---------------------------------------------------------------------------
+// Ticket -> (tile g, role).  See the top comment; with split == 0 every
+// block is both roles of tile k.
+// ---------------------------------------------------------------------------
+struct ClnJob {
+  int g;
+  bool stats, norm;
+};
+__device__ __forceinline__ ClnJob cln_job(int k, int ntot, int D, bool split) {
+  ClnJob j;
+  j.g = k;
+  j.stats = true;
+  j.norm = !split;
+  if (!split || k < D) return j;
+  const int m = k - D, pairs = 2 * (ntot - D);
+  if (m < pairs) {
+    j.stats = (m & 1) != 0;
+    j.norm = !j.stats;
+    j.g = j.stats ? D + (m >> 1) : (m >> 1);
+  } else {
+    j.stats = false;
+    j.norm = true;
+    j.g = ntot - D + (m - pairs);
+  }
+  return j;
+}
+
+// ---------------------------------------------------------------------------
+// The two prefix monoids.  V: an accumulated prefix; Wd: one published word.
+// Forward: V = (count, mean, M2) under the Chan combine with exact 64-bit
+// counts (they pass 2^24); a word holds (mean, M2), its count implied (C * BT
+// for a tile aggregate, count0 + C * BT * i for a group prefix E_i).  An
+// empty V (n = 0) is an exact identity of chan_combine_i.  Backward: three
+// plain sums.  combine(a, b): a is the earlier partition.
+// ---------------------------------------------------------------------------
+template <typename A>
+struct FwdAgg {
+  long long n;
+  A m, M;
+};
+template <typename A>
+struct FwdWord {
+  A m, M;
+};
+template <typename A>
+struct ClnFwdOp {
+  using V = FwdAgg<A>;
+  using Wd = FwdWord<A>;
+  static constexpr int W = 2;
+  __device__ __forceinline__ static V identity() { return V{0, A(0), A(0)}; }
+  __device__ __forceinline__ static V combine(const V& a, const V& b) {
+    V r;
+    chan_combine_i(a.n, a.m, a.M, b.n, b.m, b.M, r.n, r.m, r.M);
+    return r;
+  }
+  __device__ __forceinline__ static V lift(const Wd& w, long long n) { return V{n, w.m, w.M}; }
+  __device__ __forceinline__ static V shfl_down(const V& v, int o) {
+    return V{__shfl_down_sync(kFullMask, v.n, o), __shfl_down_sync(kFullMask, v.m, o),
+             __shfl_down_sync(kFullMask, v.M, o)};
+  }
+  __device__ __forceinline__ static V shfl(const V& v, int src) {
+    return V{__shfl_sync(kFullMask, v.n, src), __shfl_sync(kFullMask, v.m, src),
+             __shfl_sync(kFullMask, v.M, src)};
+  }
+  __device__ __forceinline__ static Wd load(const A* s) { return Wd{ld_relaxed(s), ld_relaxed(s + 1)}; }
+  __device__ __forceinline__ static void store(A* s, const V& v) {
+    st_relaxed(s, v.m);
+    st_relaxed(s + 1, v.M);
+  }
+};
+
+template <typename A>
+struct BwdAgg {
+  A a, b, c;
+};
+template <typename A>
+struct ClnBwdOp {
+  using V = BwdAgg<A>;
+  using Wd = BwdAgg<A>;
+  static constexpr int W = 3;
+  __device__ __forceinline__ static V identity() { return V{A(0), A(0), A(0)}; }
+  __device__ __forceinline__ static V combine(const V& x, const V& y) {
+    return V{x.a + y.a, x.b + y.b, x.c + y.c};
+  }
+  __device__ __forceinline__ static V lift(const Wd& w, long long) { return w; }
+  __device__ __forceinline__ static V shfl_down(const V& v, int o) {
+    return V{__shfl_down_sync(kFullMask, v.a, o), __shfl_down_sync(kFullMask, v.b, o),
+             __shfl_down_sync(kFullMask, v.c, o)};
+  }
+  __device__ __forceinline__ static V shfl(const V& v, int src) {
+    return V{__shfl_sync(kFullMask, v.a, src), __shfl_sync(kFullMask, v.b, src),
+             __shfl_sync(kFullMask, v.c, src)};
+  }
+  __device__ __forceinline__ static Wd load(const A* s) {
+    return Wd{ld_relaxed(s), ld_relaxed(s + 1), ld_relaxed(s + 2)};
+  }
+  __device__ __forceinline__ static void store(A* s, const V& v) {
+    st_relaxed(s, v.a);
+    st_relaxed(s + 1, v.b);
+    st_relaxed(s + 2, v.c);
+  }
+};
+
+// Reduce the published words [lo, hi) of one sequence in a fixed order (a
+// function of lo and hi only): lane l folds words lo + l, lo + l + 32,
+// lo + l + 64, ... in that order, kPrefixU of them in flight at once; then
+// one fixed shuffle tree over the 32 lane results (lane l takes lane l + o
+// at level o; a lane with no words holds an exact identity).  One combine
+// per word plus one tree, instead of a tree per 32 words: a tree per round
+// (5 dependent shuffle + Chan steps) cost both the latency and, unrolled
+// over the rounds in flight, more registers than the 64 the small
+// configurations allow (ptxas spilled).  wn: the implied count of one word.
+// Whole warp; every lane gets the result.
+template <typename Op, typename A>
+__device__ __forceinline__ typename Op::V cln_reduce_published(const int* flags, const A* slots,
+                                                               int lo, int hi, long long wn) {
+  using V = typename Op::V;
+  using Wd = typename Op::Wd;
+  constexpr int U = kPrefixU;
+  const int lane = threadIdx.x & 31;
+  V acc = Op::identity();
+  for (int c0 = lo + lane; c0 - lane < hi; c0 += 32 * U) {  // warp-uniform trip count
+    int fl[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) fl[u] = c0 + 32 * u < hi ? flag_relaxed(flags + c0 + 32 * u) : 1;
+#pragma unroll
+    for (int u = 0; u < U; ++u) flag_spin(flags + c0 + 32 * u, fl[u]);
+    fence_acquire();
+    Wd w[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (c0 + 32 * u < hi) w[u] = Op::load(slots + static_cast<long long>(c0 + 32 * u) * Op::W);
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (c0 + 32 * u < hi) acc = Op::combine(acc, Op::lift(w[u], wn));
+  }
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const V other = Op::shfl_down(acc, o);
+    if (lane + o < 32) acc = Op::combine(acc, other);
+  }
+  return Op::shfl(acc, 0);
+}
+
+// The exclusive prefix E_i of tile i of one sequence (flags / slots / gflags
+// / gslots point at that sequence), grouped by G (top comment).  state = E_0
+// (its count n0).  A group start publishes E_i.  Whole warp.
+template <typename Op, typename A>
+__device__ __forceinline__ typename Op::V cln_exclusive_prefix(int i, int G, const int* flags,
+                                                               const A* slots, int* gflags,
+                                                               A* gslots,
+                                                               const typename Op::V& state,
+                                                               long long n0, long long tile_n) {
+  using V = typename Op::V;
+  if (i == 0) return state;
+  const int s = i / G;
+  const bool start = i == s * G;
+  const int lo = start ? i - G : s * G;
+  const V R = cln_reduce_published<Op>(flags, slots, lo, i, tile_n);
+  const int bs = lo / G;  // E_lo is the state or group bs's published prefix
+  V E = state;
+  if (bs > 0) {
+    int f = flag_relaxed(gflags + bs);
+    flag_spin(gflags + bs, f);
+    fence_acquire();
+    E = Op::lift(Op::load(gslots + static_cast<long long>(bs) * Op::W),
+                 n0 + static_cast<long long>(lo) * tile_n);
+  }
+  E = Op::combine(E, R);
+  if (start && (threadIdx.x & 31) == 0) {
+    Op::store(gslots + static_cast<long long>(s) * Op::W, E);
+    flag_release(gflags + s, 1);
+  }
+  return E;
+}
+
+// Publish a tile aggregate (one lane).
+template <typename Op, typename A>
+__device__ __forceinline__ void cln_publish(int* flags, A* slots, int i, const typename Op::V& v) {
+  Op::store(slots + static_cast<long long>(i) * Op::W, v);
+  flag_release(flags + i, 1);
+}
 
 // ---------------------------------------------------------------------------
 // Sum NA per-frame arrays over the channel rows (data threads only).  Each
@@ -162,48 +429,54 @@ __device__ __forceinline__ void cln_frame_reduce(A (&v)[NA][G::V], A (*red)[NA][
   named_barrier(kBarData, G::NT);
 }
 
-// Load the R packs of channel chunk `c0` for this thread (zeros outside).
+// Load the R packs of channel chunk `c0` for this thread (zeros outside),
+// with L1 behaviour H, or streaming (.cs, evict first) when `cs`.
 template <typename G, Ld H, typename T>
 __device__ __forceinline__ void cln_load_chunk(uint4 (&pk)[G::R], const T* base, int C, int L,
-                                               int c0, int tr, int tt, bool vec, int nvalid) {
+                                               int c0, int tr, int tt, bool vec, int nvalid,
+                                               bool cs) {
 #pragma unroll
   for (int r = 0; r < G::R; ++r) {
     const int c = c0 + r * G::RPP + tr;
     pk[r] = (c < C && nvalid > 0)
-                ? load_pack<T, H>(base + static_cast<long long>(c) * L + tt, vec, nvalid)
+                ? load_pack_cs<T, H>(base + static_cast<long long>(c) * L + tt, vec, nvalid, cs)
                 : make_uint4(0u, 0u, 0u, 0u);
   }
 }
 
+// Last-use marking (.cs: evict first from L2) of a block's accesses, so that
+// the STATS window of x lines is what L2 keeps.  in: the first read of the
+// tile, the last one for a split NORMALIZE block holding the tile in
+// registers (a STATS block reads with the default priority: its NORMALIZE
+// block re-reads the lines from L2).  out: the outputs, and the chunked
+// re-read of a split NORMALIZE block.
+__device__ __forceinline__ bool cln_cs_in(const ClnJob& job, bool split, bool once) {
+  return split && !job.stats && once;
+}
+
 // ---------------------------------------------------------------------------
-// Forward, scan warp: frame scan + look-back.  In: s_mu / s_m2 hold each
-// frame's (mean, M2) over the C channels.  Out: s_mu / s_m2 hold mu_t and
-// rstd_t; mean / rstd / m2_last are written.
+// Forward, scan warp.
 // ---------------------------------------------------------------------------
-template <typename G, typename T, typename P>
-__device__ __forceinline__ void cln_fwd_scan_warp(const ClnFwdArgs<T, P>& args, int ticket,
-                                                  acc_t<T>* s_mu, acc_t<T>* s_m2) {
-  using A = acc_t<T>;
+// The inclusive Chan scan over the frames of the tile: FPL frames per lane
+// sequentially, then a Hillis-Steele shuffle scan over the lane totals.
+// In: s_mu / s_m2 = each frame's (mean, M2) over the C channels.  Out:
+// s_mu[f] / s_m2[f] = (mean, M2) of frames 0..f of the tile (each lane
+// rewrites only its own frames); returns the tile's (mean, M2) on every lane.
+template <typename G, typename A>
+__device__ __forceinline__ FwdWord<A> cln_fwd_tile_scan(A* s_mu, A* s_m2, int C, int nf) {
   constexpr int BT = G::BT, FPL = G::FPL;
   const int lane = threadIdx.x & 31;
-  const int C = args.C, L = args.L;
-  const int b = ticket % args.B;
-  const int j = ticket / args.B;
-  const int t0 = j * BT;
-
-  // Inclusive Chan scan over the frames of the tile: FPL frames per lane
-  // sequentially, then a Hillis-Steele shuffle scan over the lane totals.
   const A Cn = static_cast<A>(C);
   A ln[FPL], lm[FPL], lM[FPL];
   A n = A(0), m = A(0), M = A(0);
 #pragma unroll
-  for (int i = 0; i < FPL; ++i) {
-    const int f = lane * FPL + i;
-    const bool ok = f < BT && t0 + f < L;
+  for (int f0 = 0; f0 < FPL; ++f0) {
+    const int f = lane * FPL + f0;
+    const bool ok = f < BT && f < nf;
     chan_combine(n, m, M, ok ? Cn : A(0), ok ? s_mu[f] : A(0), ok ? s_m2[f] : A(0), n, m, M);
-    ln[i] = n;
-    lm[i] = m;
-    lM[i] = M;
+    ln[f0] = n;
+    lm[f0] = m;
+    lM[f0] = M;
   }
 #pragma unroll
   for (int o = 1; o < 32; o <<= 1) {
@@ -212,89 +485,74 @@ __device__ __forceinline__ void cln_fwd_scan_warp(const ClnFwdArgs<T, P>& args, 
     const A oM = __shfl_up_sync(kFullMask, M, o);
     if (lane >= o) chan_combine(on, om, oM, n, m, M, n, m, M);
   }
-  // This lane's exclusive prefix within the tile; the tile aggregate.
+  // This lane's exclusive prefix within the tile.
   A en = __shfl_up_sync(kFullMask, n, 1);
   A em = __shfl_up_sync(kFullMask, m, 1);
   A eM = __shfl_up_sync(kFullMask, M, 1);
   if (lane == 0) en = em = eM = A(0);
-  const A agg_m = __shfl_sync(kFullMask, m, 31);
-  const A agg_M = __shfl_sync(kFullMask, M, 31);
-  const long long agg_n = static_cast<long long>(__shfl_sync(kFullMask, n, 31));
+#pragma unroll
+  for (int f0 = 0; f0 < FPL; ++f0) {
+    const int f = lane * FPL + f0;
+    if (f < BT) {
+      A tn;
+      chan_combine(en, em, eM, ln[f0], lm[f0], lM[f0], tn, s_mu[f], s_m2[f]);
+    }
+  }
+  return FwdWord<A>{__shfl_sync(kFullMask, m, 31), __shfl_sync(kFullMask, M, 31)};
+}
 
-  // ---- decoupled look-back over the predecessor tiles of batch item b ----
-  const long long cnt0 = args.count0 ? args.count0[b] : 0LL;
-  const A st_m = (args.mean0 && cnt0 > 0) ? args.mean0[b] : A(0);
-  const A st_M = (args.m20 && cnt0 > 0) ? args.m20[b] : A(0);
+// The scan warp: frame scan, publication (STATS), the cross-tile prefix and
+// the per-frame outputs (NORMALIZE: mean / rstd / m2_last; s_mu / s_m2 then
+// hold mu_t and rstd_t).  It does the first hand-off with the data warps
+// (frame statistics ready); the caller does the second.  One call site of
+// the prefix: two inlined copies (before the hand-off for a split NORMALIZE
+// block, after it for a single-role one) made ptxas spill.
+template <typename G, typename T, typename P>
+__device__ __forceinline__ void cln_fwd_scan_warp(const ClnFwdArgs<T, P>& args, const ClnJob& job,
+                                                  acc_t<T>* s_mu, acc_t<T>* s_m2) {
+  using A = acc_t<T>;
+  using Op = ClnFwdOp<A>;
+  using V = typename Op::V;
+  constexpr int BT = G::BT, FPL = G::FPL;
+  const int lane = threadIdx.x & 31;
+  const int C = args.C, L = args.L;
+  const int b = job.g % args.B;
+  const int i = job.g / args.B;
+  const int t0 = i * BT;
+  int* flags = args.flags + static_cast<long long>(b) * args.ntiles;
+  A* slots = args.slots + static_cast<long long>(b) * args.ntiles * kSlotW;
   const long long tile_n = static_cast<long long>(C) * BT;  // a full predecessor tile
-  long long Xn = 0;  // exclusive prefix of this tile
-  A Xm = A(0), XM = A(0);
-  if (j == 0) {
-    Xn = cnt0;
-    Xm = st_m;
-    XM = st_M;
-  } else {
-    if (lane == 0) {
-      slot_store(args.slots, ticket, 0, agg_m, agg_M, A(0));
-      flag_release(args.flags + ticket, kFlagAggregate);
-    }
-    int pj = j - 1;  // lane 0 examines tile pj, lane i tile pj - i
-    while (true) {
-      const int tj = pj - lane;
-      int fl = kFlagInclusive;  // tj < -1: nothing there (identity)
-      long long wn = 0;
-      A wm = A(0), wM = A(0);
-      if (tj >= 0) {
-        const long long kk = static_cast<long long>(tj) * args.B + b;
-        fl = flag_wait(args.flags + kk);
-        A unused;
-        slot_load(args.slots, kk, fl == kFlagInclusive ? 1 : 0, wm, wM, unused);
-        wn = fl == kFlagInclusive ? cnt0 + tile_n * (tj + 1) : tile_n;
-      } else if (tj == -1) {  // the streaming state: the inclusive prefix of tile -1
-        wn = cnt0;
-        wm = st_m;
-        wM = st_M;
-      }
-      const unsigned incl = __ballot_sync(kFullMask, fl == kFlagInclusive);
-      const int first = incl ? __ffs(incl) - 1 : 32;
-      if (lane > first) {
-        wn = 0;
-        wm = wM = A(0);
-      }
-      // Reduce the window in order: a higher lane is an earlier tile.
-#pragma unroll
-      for (int o = 1; o < 32; o <<= 1) {
-        const long long on = __shfl_down_sync(kFullMask, wn, o);
-        const A om = __shfl_down_sync(kFullMask, wm, o);
-        const A oM = __shfl_down_sync(kFullMask, wM, o);
-        if (lane + o < 32) chan_combine_i(on, om, oM, wn, wm, wM, wn, wm, wM);
-      }
-      wn = __shfl_sync(kFullMask, wn, 0);
-      wm = __shfl_sync(kFullMask, wm, 0);
-      wM = __shfl_sync(kFullMask, wM, 0);
-      chan_combine_i(wn, wm, wM, Xn, Xm, XM, Xn, Xm, XM);
-      if (incl) break;
-      pj -= 32;
-    }
+
+  if (job.stats) {  // publish first, then (single role) wait: no chain through the tiles
+    named_barrier(kBarAll, G::NTT);  // frame statistics ready
+    const FwdWord<A> agg = cln_fwd_tile_scan<G>(s_mu, s_m2, C, L - t0);
+    // The last tile of a sequence has no successor (and is the only partial one).
+    if (i + 1 < args.ntiles && lane == 0) cln_publish<Op>(flags, slots, i, Op::lift(agg, tile_n));
+    if (!job.norm) return;
   }
-  if (lane == 0 && j + 1 < args.ntiles) {
-    long long in_;
-    A im, iM;
-    chan_combine_i(Xn, Xm, XM, agg_n, agg_m, agg_M, in_, im, iM);
-    slot_store(args.slots, ticket, 1, im, iM, A(0));
-    flag_release(args.flags + ticket, kFlagInclusive);
+  // The exclusive prefix; in a split NORMALIZE block it overlaps the data
+  // warps' tile load.
+  const long long cnt0 = args.count0 ? args.count0[b] : 0LL;
+  const V state{cnt0, (args.mean0 && cnt0 > 0) ? args.mean0[b] : A(0),
+                (args.m20 && cnt0 > 0) ? args.m20[b] : A(0)};
+  const V X = cln_exclusive_prefix<Op>(
+      i, args.group, flags, slots, args.gflags + static_cast<long long>(b) * args.ngroups,
+      args.gslots + static_cast<long long>(b) * args.ngroups * kSlotW, state, cnt0, tile_n);
+  if (!job.stats) {
+    named_barrier(kBarAll, G::NTT);  // frame statistics ready
+    cln_fwd_tile_scan<G>(s_mu, s_m2, C, L - t0);
   }
 
-  // Per-frame inclusive statistics: X + (lane prefix + the lane's frames).
+  // Per-frame inclusive statistics: X (+) frames 0..f of the tile.
 #pragma unroll
-  for (int i = 0; i < FPL; ++i) {
-    const int f = lane * FPL + i;
+  for (int f0 = 0; f0 < FPL; ++f0) {
+    const int f = lane * FPL + f0;
     const int t = t0 + f;
     if (f < BT && t < L) {
-      A tn, tm, tM;
-      chan_combine(en, em, eM, ln[i], lm[i], lM[i], tn, tm, tM);
       long long fn;
       A fm, fM;
-      chan_combine_i(Xn, Xm, XM, static_cast<long long>(tn), tm, tM, fn, fm, fM);
+      chan_combine_i(X.n, X.m, X.M, static_cast<long long>(C) * (f + 1), s_mu[f], s_m2[f], fn, fm,
+                     fM);
       // 1 / sqrt rather than rsqrt: correctly rounded, and only once per frame.
       const A r = A(1) / sqrt(fM / static_cast<A>(fn) + args.eps);
       const long long o = static_cast<long long>(b) * L + t;
@@ -330,24 +588,27 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
   const int tid = threadIdx.x;
   if (tid == 0) s_ticket = atomicAdd(args.ticket, 1);
   __syncthreads();
-  const int ticket = s_ticket;
+  const ClnJob job = cln_job(s_ticket, args.B * args.ntiles, args.window, args.split != 0);
+  // A STATS block of a last tile would publish nothing (no successor).
+  if (!job.norm && job.g / args.B == args.ntiles - 1) return;
 
   if (tid >= NT) {  // the scan warp
-    named_barrier(kBarAll, G::NTT);  // frame statistics ready
-    cln_fwd_scan_warp<G>(args, ticket, s_mu, s_m2);
-    named_barrier(kBarAll, G::NTT);  // mu_t / rstd_t ready
+    cln_fwd_scan_warp<G>(args, job, s_mu, s_m2);
+    if (job.norm) named_barrier(kBarAll, G::NTT);  // mu_t / rstd_t ready
     return;
   }
 
   const int C = args.C, L = args.L;
-  const int b = ticket % args.B;
-  const int t0 = (ticket / args.B) * BT;
+  const int b = job.g % args.B;
+  const int t0 = (job.g / args.B) * BT;
   const int tr = tid / G::TPR, tc = tid % G::TPR;
   const int tt = t0 + tc * V;  // first frame of this thread's pack
   const int nvalid = L - tt;   // may be <= 0 in the last tile
   const bool vec = args.vec != 0 && nvalid >= V;
   const long long bofs = static_cast<long long>(b) * C * L;
   const T* xb = args.x + bofs;
+  const bool once = args.nchunks == 1;
+  const bool split = args.split != 0;
 
   uint4 pk[R];
   // Per-frame statistics over the channels (data thread tid < BT owns frame
@@ -355,12 +616,13 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
   A fn = A(0), fm = A(0), fM = A(0);
   for (int ch = 0; ch < args.nchunks; ++ch) {
     const int c0 = ch * G::CR;
-    // One chunk keeps its data in registers: x is read exactly once (no L1
-    // allocation).  Several chunks re-read the tile: keep it in L2 (.cg).
-    if (args.nchunks == 1)
-      cln_load_chunk<G, Ld::kNoL1>(pk, xb, C, L, c0, tr, tt, vec, nvalid);
+    // One chunk keeps its data in registers: x is read once per block (no
+    // L1 allocation).  Several chunks re-read the tile: keep it in L2 (.cg).
+    const bool cs = cln_cs_in(job, split, once);
+    if (once)
+      cln_load_chunk<G, Ld::kNoL1>(pk, xb, C, L, c0, tr, tt, vec, nvalid, cs);
     else
-      cln_load_chunk<G, Ld::kCg>(pk, xb, C, L, c0, tr, tt, vec, nvalid);
+      cln_load_chunk<G, Ld::kCg>(pk, xb, C, L, c0, tr, tt, vec, nvalid, cs);
     const A nc = static_cast<A>(min(G::CR, C - c0));
 
     A s[1][V];
@@ -400,6 +662,7 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
     s_m2[tid] = fM;
   }
   named_barrier(kBarAll, G::NTT);  // frame statistics ready
+  if (!job.norm) return;           // STATS: the scan warp publishes
   named_barrier(kBarAll, G::NTT);  // mu_t / rstd_t ready
 
   // ---- y = (x - mu_t) * rstd_t * gamma + beta ----
@@ -413,7 +676,8 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
   T* yb = args.y + bofs;
   for (int ch = 0; ch < args.nchunks; ++ch) {
     const int c0 = ch * G::CR;
-    if (args.nchunks > 1) cln_load_chunk<G, Ld::kCg>(pk, xb, C, L, c0, tr, tt, vec, nvalid);
+    const bool cs = split;
+    if (!once) cln_load_chunk<G, Ld::kCg>(pk, xb, C, L, c0, tr, tt, vec, nvalid, cs);
 #pragma unroll
     for (int r = 0; r < R; ++r) {
       const int c = c0 + r * G::RPP + tr;
@@ -423,42 +687,36 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
         A out[V];
 #pragma unroll
         for (int k = 0; k < V; ++k) out[k] = (Elem<T>::get(pk[r], k) - mu[k]) * rs[k] * gm + bt;
-        store_pack<T>(yb + static_cast<long long>(c) * L + tt, out, vec, nvalid);
+        store_pack_cs<T>(yb + static_cast<long long>(c) * L + tt, out, vec, nvalid, cs);
       }
     }
   }
 }
 
 // ---------------------------------------------------------------------------
-// Backward, scan warp: suffix sums of (a_t, b_t, c_t) over the tile and the
-// look-back over the later tiles.  In: s_abc[0..2][f] = a_t, b_t, c_t.
-// Out: s_abc[0][f] = P(t) - S_a(t), s_abc[1][f] = S_b(t).
+// Backward, scan warp.
 // ---------------------------------------------------------------------------
-template <typename G, typename T, typename P>
-__device__ __forceinline__ void cln_bwd_scan_warp(const ClnBwdArgs<T, P>& args, int ticket,
-                                                  acc_t<T> (*s_abc)[G::BT]) {
-  using A = acc_t<T>;
+// Inclusive suffix sums within the tile: per lane backwards over its frames,
+// then a shuffle-down scan over the lane totals.  In: s_abc[0..2][f] = a_t,
+// b_t, c_t.  Out: s_abc[0..2][f] = their sums over frames f..BT-1 of the
+// tile (own frames only); returns the tile's sums on every lane.
+template <typename G, typename A>
+__device__ __forceinline__ BwdAgg<A> cln_bwd_tile_scan(A (*s_abc)[G::BT]) {
   constexpr int BT = G::BT, FPL = G::FPL;
   const int lane = threadIdx.x & 31;
-  const int b = ticket % args.B;
-  const int jr = ticket / args.B;  // tiles counted from the end
-  const int j = args.ntiles - 1 - jr;
-
-  // Inclusive suffix sums within the tile: per lane backwards over its
-  // frames, then a shuffle-down scan over the lane totals.
   A la[FPL], lb[FPL], lc[FPL];
   A sa = A(0), sb = A(0), sc = A(0);
 #pragma unroll
-  for (int i = FPL - 1; i >= 0; --i) {
-    const int f = lane * FPL + i;
+  for (int f0 = FPL - 1; f0 >= 0; --f0) {
+    const int f = lane * FPL + f0;
     if (f < BT) {
       sa += s_abc[0][f];
       sb += s_abc[1][f];
       sc += s_abc[2][f];
     }
-    la[i] = sa;
-    lb[i] = sb;
-    lc[i] = sc;
+    la[f0] = sa;
+    lb[f0] = sb;
+    lc[f0] = sc;
   }
 #pragma unroll
   for (int o = 1; o < 32; o <<= 1) {
@@ -475,54 +733,55 @@ __device__ __forceinline__ void cln_bwd_scan_warp(const ClnBwdArgs<T, P>& args, 
   A eb = __shfl_down_sync(kFullMask, sb, 1);
   A ec = __shfl_down_sync(kFullMask, sc, 1);
   if (lane == 31) ea = eb = ec = A(0);
-  const A agg_a = __shfl_sync(kFullMask, sa, 0);
-  const A agg_b = __shfl_sync(kFullMask, sb, 0);
-  const A agg_c = __shfl_sync(kFullMask, sc, 0);
-
-  // ---- decoupled look-back over the later tiles of batch item b ----
-  A Xa = A(0), Xb = A(0), Xc = A(0);
-  if (jr > 0) {
-    if (lane == 0) {
-      slot_store(args.slots, ticket, 0, agg_a, agg_b, agg_c);
-      flag_release(args.flags + ticket, kFlagAggregate);
-    }
-    int pj = jr - 1;
-    while (true) {
-      const int tj = pj - lane;
-      int fl = kFlagInclusive;  // tj < 0: past the end of the sequence, 0
-      A wa = A(0), wb = A(0), wc = A(0);
-      if (tj >= 0) {
-        const long long kk = static_cast<long long>(tj) * args.B + b;
-        fl = flag_wait(args.flags + kk);
-        slot_load(args.slots, kk, fl == kFlagInclusive ? 1 : 0, wa, wb, wc);
-      }
-      const unsigned incl = __ballot_sync(kFullMask, fl == kFlagInclusive);
-      const int first = incl ? __ffs(incl) - 1 : 32;
-      if (lane > first) wa = wb = wc = A(0);
 #pragma unroll
-      for (int o = 16; o > 0; o >>= 1) {
-        wa += __shfl_xor_sync(kFullMask, wa, o);
-        wb += __shfl_xor_sync(kFullMask, wb, o);
-        wc += __shfl_xor_sync(kFullMask, wc, o);
-      }
-      Xa += wa;
-      Xb += wb;
-      Xc += wc;
-      if (incl) break;
-      pj -= 32;
-    }
-  }
-  if (lane == 0 && j > 0) {
-    slot_store(args.slots, ticket, 1, Xa + agg_a, Xb + agg_b, Xc + agg_c);
-    flag_release(args.flags + ticket, kFlagInclusive);
-  }
-#pragma unroll
-  for (int i = 0; i < FPL; ++i) {
-    const int f = lane * FPL + i;
+  for (int f0 = 0; f0 < FPL; ++f0) {
+    const int f = lane * FPL + f0;
     if (f < BT) {
-      const A Sa = Xa + (ea + la[i]);
-      const A Sb = Xb + (eb + lb[i]);
-      const A Pp = Xc + (ec + lc[i]);
+      s_abc[0][f] = ea + la[f0];
+      s_abc[1][f] = eb + lb[f0];
+      s_abc[2][f] = ec + lc[f0];
+    }
+  }
+  return BwdAgg<A>{__shfl_sync(kFullMask, sa, 0), __shfl_sync(kFullMask, sb, 0),
+                   __shfl_sync(kFullMask, sc, 0)};
+}
+
+// The scan warp (as the forward's, tiles counted from the end).  Out
+// (NORMALIZE): s_abc[0][f] = P(t) - S_a(t), s_abc[1][f] = S_b(t).
+template <typename G, typename T, typename P>
+__device__ __forceinline__ void cln_bwd_scan_warp(const ClnBwdArgs<T, P>& args, const ClnJob& job,
+                                                  acc_t<T> (*s_abc)[G::BT]) {
+  using A = acc_t<T>;
+  using Op = ClnBwdOp<A>;
+  using V = typename Op::V;
+  constexpr int BT = G::BT, FPL = G::FPL;
+  const int lane = threadIdx.x & 31;
+  const int b = job.g % args.B;
+  const int jr = job.g / args.B;  // tiles counted from the end
+  int* flags = args.flags + static_cast<long long>(b) * args.ntiles;
+  A* slots = args.slots + static_cast<long long>(b) * args.ntiles * kSlotW;
+
+  if (job.stats) {
+    named_barrier(kBarAll, G::NTT);  // a_t, b_t, c_t ready
+    const V agg = cln_bwd_tile_scan<G>(s_abc);
+    // The first tile in time has no successor.
+    if (jr + 1 < args.ntiles && lane == 0) cln_publish<Op>(flags, slots, jr, agg);
+    if (!job.norm) return;
+  }
+  const V X = cln_exclusive_prefix<Op>(
+      jr, args.group, flags, slots, args.gflags + static_cast<long long>(b) * args.ngroups,
+      args.gslots + static_cast<long long>(b) * args.ngroups * kSlotW, Op::identity(), 0LL, 0LL);
+  if (!job.stats) {
+    named_barrier(kBarAll, G::NTT);  // a_t, b_t, c_t ready
+    cln_bwd_tile_scan<G>(s_abc);
+  }
+#pragma unroll
+  for (int f0 = 0; f0 < FPL; ++f0) {
+    const int f = lane * FPL + f0;
+    if (f < BT) {
+      const A Sa = X.a + s_abc[0][f];
+      const A Sb = X.b + s_abc[1][f];
+      const A Pp = X.c + s_abc[2][f];
       s_abc[0][f] = Pp - Sa;
       s_abc[1][f] = Sb;
     }
@@ -549,18 +808,20 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
   const int tid = threadIdx.x;
   if (tid == 0) s_ticket = atomicAdd(args.ticket, 1);
   __syncthreads();
-  const int ticket = s_ticket;
+  const ClnJob job = cln_job(s_ticket, args.B * args.ntiles, args.window, args.split != 0);
+  // A STATS block of the first tile in time publishes nothing; it only has
+  // work when there are dgamma / dbeta partials to write.
+  if (!job.norm && job.g / args.B == args.ntiles - 1 && !args.partial) return;
 
   if (tid >= NT) {  // the scan warp
-    named_barrier(kBarAll, G::NTT);  // a_t, b_t, c_t ready
-    cln_bwd_scan_warp<G>(args, ticket, s_abc);
-    named_barrier(kBarAll, G::NTT);  // suffix sums ready
+    cln_bwd_scan_warp<G>(args, job, s_abc);
+    if (job.norm) named_barrier(kBarAll, G::NTT);  // suffix sums ready
     return;
   }
 
   const int C = args.C, L = args.L;
-  const int b = ticket % args.B;
-  const int t0 = (args.ntiles - 1 - ticket / args.B) * BT;
+  const int b = job.g % args.B;
+  const int t0 = (args.ntiles - 1 - job.g / args.B) * BT;
   const int tr = tid / G::TPR, tc = tid % G::TPR;
   const int tt = t0 + tc * V;
   const int nvalid = L - tt;
@@ -569,6 +830,9 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
   const T* xb = args.x + bofs;
   const T* dyb = args.dy + bofs;
   const A K = args.mean[static_cast<long long>(b) * L];
+  const bool split = args.split != 0;
+  // dgamma / dbeta partials: written once per tile, by its STATS role.
+  const bool partials = job.stats && args.partial != nullptr;
 
   if (tid < BT) {
     const int t = t0 + tid;
@@ -598,10 +862,11 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
   const bool once = args.nchunks == 1;
   for (int ch = 0; ch < args.nchunks; ++ch) {
     const int c0 = ch * G::CR;
+    const bool cs = cln_cs_in(job, split, once);
     if (once)
-      cln_load_chunk<G, Ld::kNoL1>(xk, xb, C, L, c0, tr, tt, vec, nvalid);
+      cln_load_chunk<G, Ld::kNoL1>(xk, xb, C, L, c0, tr, tt, vec, nvalid, cs);
     else
-      cln_load_chunk<G, Ld::kCg>(xk, xb, C, L, c0, tr, tt, vec, nvalid);
+      cln_load_chunk<G, Ld::kCg>(xk, xb, C, L, c0, tr, tt, vec, nvalid, cs);
     if constexpr (!KEEP_DY) {
 #pragma unroll
       for (int r = 0; r < R; ++r) {
@@ -621,11 +886,11 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
         if (!(c < C && nvalid > 0))
           gk[q] = make_uint4(0u, 0u, 0u, 0u);
         else if (KEEP_DY && once)
-          gk[q] = load_pack<T, Ld::kNoL1>(p, vec, nvalid);
+          gk[q] = load_pack_cs<T, Ld::kNoL1>(p, vec, nvalid, cs);
         else if (once)
-          gk[q] = load_pack<T, Ld::kCa>(p, vec, nvalid);
+          gk[q] = load_pack_cs<T, Ld::kCa>(p, vec, nvalid, false);
         else
-          gk[q] = load_pack<T, Ld::kCg>(p, vec, nvalid);
+          gk[q] = load_pack_cs<T, Ld::kCg>(p, vec, nvalid, false);
       }
 #pragma unroll
       for (int q = 0; q < DB; ++q) {
@@ -644,7 +909,7 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
           pg += dyv * xh;
           pb += dyv;
         }
-        if (args.partial) {
+        if (partials) {
           // The 8 threads of a row hold its 8 packs: xor-reduce within them.
 #pragma unroll
           for (int o = 1; o < G::TPR; o <<= 1) {
@@ -652,7 +917,7 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
             pb += __shfl_xor_sync(kFullMask, pb, o);
           }
           if (tc == 0 && c < C) {
-            A* pp = args.partial + static_cast<long long>(ticket) * 2 * C;
+            A* pp = args.partial + static_cast<long long>(job.g) * 2 * C;
             pp[c] = pg;
             pp[C + c] = pb;
           }
@@ -679,19 +944,24 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
     s_abc[2][tid] = c_;
   }
   named_barrier(kBarAll, G::NTT);  // a_t, b_t, c_t ready
+  if (!job.norm) return;           // STATS: the scan warp publishes
   named_barrier(kBarAll, G::NTT);  // suffix sums ready
 
   // ---- dx = r * g - (x - K) * S_b + (P - S_a) ----
+  // rstd is re-read from shared memory rather than kept live across the
+  // hand-offs (registers: the 16-bit configurations sit at the 128 cap).
   A Sb[V], U[V];
 #pragma unroll
   for (int k = 0; k < V; ++k) {
     U[k] = s_abc[0][tc * V + k];
     Sb[k] = s_abc[1][tc * V + k];
+    rs[k] = s_r[tc * V + k];
   }
   T* dxb = args.dx + bofs;
   for (int ch = 0; ch < args.nchunks; ++ch) {
     const int c0 = ch * G::CR;
-    if (!once) cln_load_chunk<G, Ld::kCg>(xk, xb, C, L, c0, tr, tt, vec, nvalid);
+    const bool cs = split;
+    if (!once) cln_load_chunk<G, Ld::kCg>(xk, xb, C, L, c0, tr, tt, vec, nvalid, cs);
 #pragma unroll
     for (int rb = 0; rb < R; rb += DB) {
       if constexpr (!KEEP_DY) {
@@ -703,12 +973,12 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
           if (!(c < C && nvalid > 0))
             gk[q] = make_uint4(0u, 0u, 0u, 0u);
           else if (once)
-            gk[q] = load_pack<T, Ld::kCa>(p, vec, nvalid);
+            gk[q] = load_pack_cs<T, Ld::kCa>(p, vec, nvalid, cs);
           else
-            gk[q] = load_pack<T, Ld::kCg>(p, vec, nvalid);
+            gk[q] = load_pack_cs<T, Ld::kCg>(p, vec, nvalid, cs);
         }
       } else if (!once) {
-        cln_load_chunk<G, Ld::kCg>(gk, dyb, C, L, c0, tr, tt, vec, nvalid);
+        cln_load_chunk<G, Ld::kCg>(gk, dyb, C, L, c0, tr, tt, vec, nvalid, cs);
       }
 #pragma unroll
       for (int q = 0; q < DB; ++q) {
@@ -723,7 +993,7 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
             const A xv = Elem<T>::get(xk[r], k);
             out[k] = rs[k] * (Elem<T>::get(gk[q], k) * gm) - (xv - K) * Sb[k] + U[k];
           }
-          store_pack<T>(dxb + static_cast<long long>(c) * L + tt, out, vec, nvalid);
+          store_pack_cs<T>(dxb + static_cast<long long>(c) * L + tt, out, vec, nvalid, cs);
         }
       }
       // Bound the registers: the next batch of dy loads is not hoisted above

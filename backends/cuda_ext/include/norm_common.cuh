@@ -246,7 +246,7 @@ __device__ __forceinline__ void chan_combine(A na, A ma, A Ma, A nb, A mb, A Mb,
   n = nn;
 }
 
-// The same with exact integer counts (the look-back across tiles, where the
+// The same with exact integer counts (the prefix across tiles, where the
 // running count C * t can pass 2^24 and would round in float).
 template <typename A>
 __device__ __forceinline__ void chan_combine_i(long long na, A ma, A Ma, long long nb, A mb, A Mb,
@@ -268,31 +268,52 @@ __device__ __forceinline__ void chan_combine_i(long long na, A ma, A Ma, long lo
 }
 
 // ---------------------------------------------------------------------------
-// Inter-block publication for the decoupled look-back (Merrill & Garland,
-// "Single-pass Parallel Prefix Scan with Decoupled Look-back", 2016).
-// One thread writes the payload with plain L2 stores, then the flag with
-// st.release.gpu; a reader polls the flag with ld.acquire.gpu and then reads
-// the payload with L2 (.cg) loads, so it can never see a stale L1 line.
+// Inter-block publication (the cLN tile aggregates and group prefixes, see
+// cln_kernels.cuh).  The writer stores the payload with st.relaxed.gpu, then
+// the ready flag with st.release.gpu (release: the payload is visible to
+// anyone who sees the flag).  A reader loads flags with ld.relaxed.gpu (several
+// in flight at once: an ld.acquire per flag would wait for each load before
+// issuing the next), spins until all it needs are set, then one
+// fence.acq_rel.gpu (the acquire pattern of the PTX memory model) before the
+// payload loads (ld.relaxed.gpu: from L2, never a stale L1 line).
+// No float atomics anywhere: the combine order stays fixed.
 // ---------------------------------------------------------------------------
 #ifndef NORMK_HOST_EMULATION
 __device__ __forceinline__ void flag_release(int* p, int v) {
   asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
-__device__ __forceinline__ int flag_acquire(const int* p) {
+__device__ __forceinline__ int flag_relaxed(const int* p) {
   int v;
-  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
   return v;
 }
+__device__ __forceinline__ void fence_acquire() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+__device__ __forceinline__ float ld_relaxed(const float* p) {
+  float v;
+  asm volatile("ld.relaxed.gpu.global.f32 %0, [%1];" : "=f"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ double ld_relaxed(const double* p) {
+  double v;
+  asm volatile("ld.relaxed.gpu.global.f64 %0, [%1];" : "=d"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_relaxed(float* p, float v) {
+  asm volatile("st.relaxed.gpu.global.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory");
+}
+__device__ __forceinline__ void st_relaxed(double* p, double v) {
+  asm volatile("st.relaxed.gpu.global.f64 [%0], %1;" ::"l"(p), "d"(v) : "memory");
+}
 #endif  // else: backends/cuda_ext/emu/cuda_emu.h provides them
-// Poll until a predecessor has published.  Predecessors always hold an
-// earlier ticket, so they are resident or done and the wait terminates.
-__device__ __forceinline__ int flag_wait(const int* p) {
-  int v = flag_acquire(p);
+
+// Spin until *p != 0 (relaxed loads; the caller fences before reading the
+// payload).  Only ever called on flags of blocks with an earlier ticket,
+// which are resident or done, so the wait terminates.
+__device__ __forceinline__ void flag_spin(const int* p, int& v) {
   while (v == 0) {
     __nanosleep(20);
-    v = flag_acquire(p);
+    v = flag_relaxed(p);
   }
-  return v;
 }
 
 // Named barrier among `nthreads` threads (a multiple of 32).  The
@@ -310,24 +331,31 @@ __device__ __forceinline__ A* dynamic_smem() {
 }
 #endif
 
-constexpr int kFlagAggregate = 1;  // payload: this tile alone
-constexpr int kFlagInclusive = 2;  // payload: everything up to and including this tile
-
-// Tile status payload: 2 slots (aggregate, inclusive) of 4 A per tile.
-template <typename A>
-__device__ __forceinline__ void slot_store(A* slots, long long tile, int which, A v0, A v1, A v2) {
-  A* s = slots + (tile * 2 + which) * 4;
-  __stcg(s + 0, v0);
-  __stcg(s + 1, v1);
-  __stcg(s + 2, v2);
+// ---------------------------------------------------------------------------
+// Loads and stores that can be marked "last use" at run time: ld.global.cs /
+// st.global.cs (streaming: evict first in L1 and L2) when `cs`, else the
+// usual form.  A predicate rather than an L2 createpolicy operand: a 64-bit
+// policy register live across the tile loops made ptxas spill in the
+// 64- and 128-register configurations of cLN.
+// ---------------------------------------------------------------------------
+template <typename T, Ld H>
+__device__ __forceinline__ uint4 load_pack_cs(const T* p, bool vec, int nvalid, bool cs) {
+  if (vec && cs) return __ldcs(reinterpret_cast<const uint4*>(p));
+  return load_pack<T, H>(p, vec, nvalid);
 }
-template <typename A>
-__device__ __forceinline__ void slot_load(const A* slots, long long tile, int which, A& v0, A& v1,
-                                          A& v2) {
-  const A* s = slots + (tile * 2 + which) * 4;
-  v0 = __ldcg(s + 0);
-  v1 = __ldcg(s + 1);
-  v2 = __ldcg(s + 2);
+
+template <typename T, typename A>
+__device__ __forceinline__ void store_pack_cs(T* p, const A (&v)[PackInfo<T>::V], bool vec,
+                                              int nvalid, bool cs) {
+  constexpr int V = PackInfo<T>::V;
+  if (vec && cs) {
+    uint4 u;
+#pragma unroll
+    for (int k = 0; k < V; ++k) Elem<T>::put(u, k, v[k]);
+    __stcs(reinterpret_cast<uint4*>(p), u);
+  } else {
+    store_pack<T>(p, v, vec, nvalid);
+  }
 }
 
 }  // namespace normk
