@@ -11,8 +11,7 @@ void bwd_impl(const ClnBwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) {
   using G = ClnGeom<T, Cf::TPR, Cf::R>;
   static_assert(Cf::kCap == G::CR, "table capacity must match the kernel geometry");
   check_sizes("cln_backward", c.B, c.C, c.L, G::BT);
-  const Plan p = plan(c.B, c.C, c.L, G::BT, sizeof(T), 2, c.split_min_bytes, c.l2_window_bytes,
-                      c.group_tiles);
+  const Plan p = plan(c.B, c.L, G::BT, c.group_tiles);
   const long long ntot = p.ntot;
   const bool partials = c.dgamma != nullptr || c.dbeta != nullptr;
   const Layout l = layout(sizeof(A), ntot, c.B * p.ngroups, c.C, partials);
@@ -34,8 +33,6 @@ void bwd_impl(const ClnBwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) {
   a.ntiles = static_cast<int>(p.ntiles);
   a.nchunks = static_cast<int>(cdiv(c.C, G::CR));
   a.vec = c.L % G::V == 0 && aligned16(c.x) && aligned16(c.dy) && aligned16(c.dx);
-  a.split = p.split ? 1 : 0;
-  a.window = static_cast<int>(p.window);
   a.group = static_cast<int>(p.group);
   a.ngroups = static_cast<int>(p.ngroups);
   a.ticket = reinterpret_cast<int*>(w);
@@ -44,7 +41,7 @@ void bwd_impl(const ClnBwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) {
   a.gflags = reinterpret_cast<int*>(w + l.gflags);
   a.gslots = reinterpret_cast<A*>(w + l.gslots);
   auto* kernel = &cln_bwd_kernel<T, P, Cf::TPR, Cf::R, Cf::KEEP, Cf::MB>;
-  const unsigned grid = static_cast<unsigned>(p.split ? 2 * ntot : ntot);
+  const unsigned grid = static_cast<unsigned>(ntot);  // one block per tile
   NORMK_LAUNCH(kernel, grid, G::NTT, 0, st)(a);
   check_launch("cln_backward kernel launch");
   if (partials) {
@@ -67,8 +64,7 @@ size_t cln_bwd_workspace_bytes(const ClnBwdCall& c) {
     with_first_fit(typename BwdCfgs<T>::type{}, c.C, [&](auto cf) {
       using Cf = decltype(cf);
       using G = ClnGeom<T, Cf::TPR, Cf::R>;
-      const Plan p = plan(c.B, c.C, c.L, G::BT, sizeof(T), 2, c.split_min_bytes,
-                          c.l2_window_bytes, c.group_tiles);
+      const Plan p = plan(c.B, c.L, G::BT, c.group_tiles);
       bytes = layout(sizeof(acc_t<T>), p.ntot, c.B * p.ngroups, c.C, partials).total;
     });
   });

@@ -1,21 +1,21 @@
 // cLN launch configuration tables, the cross-tile plan and the workspace
 // layout (shared by cln_fwd.cu and cln_bwd.cu).
 //
-// Cross-tile scheme (include/cln_kernels.cuh has the full story): split-role
-// tickets + a fixed-order direct prefix replaced the decoupled look-back,
-// which reached only 0.31-0.49 of copy bandwidth forward on an H200 (its
-// serial walk over the predecessors is L2-latency bound) and whose result
-// depended on timing.  The launcher picks per call (plan()):
-//   * split roles (2 blocks per tile: STATS, then NORMALIZE re-reading the
-//     tile from L2) when x has >= split_min_bytes (8 MiB by default), else
-//     one block per tile (small shapes are latency bound: the seed shape
-//     (80, 64, 301) fp32 took 21.5 us with the look-back, the target is
-//     under 15 us);
-//   * the window D = l2_window_bytes (16 MiB) / tile bytes, in [1, tiles];
-//   * the group size G (1024 tiles; at most G published words per prefix).
-// All three come from backends/cuda_ext/kernels.py (CLN_*) at every call,
-// so a GPU sweep needs no rebuild; results are bitwise the same for any
-// split / D (G changes the summation grouping, so the last bits).
+// Cross-tile scheme (include/cln_kernels.cuh has the full story): one block
+// per tile, taken in ticket order, publishes its tile aggregate and then
+// reduces its exclusive prefix from the earlier tiles' words in a fixed
+// order, two-level (tile words within a group of G tiles, plus one group
+// prefix per group).  It replaced the decoupled look-back, which reached
+// only 0.31-0.49 of copy bandwidth forward on an H200 (its serial walk over
+// the predecessors is L2-latency bound) and whose result depended on
+// timing.  The one per-call choice (plan()) is G, group_tiles from
+// backends/cuda_ext/kernels.py (CLN_GROUP_TILES, 256) at every call, so a
+// GPU sweep needs no rebuild; G changes the summation grouping, so the last
+// bits.  G = 256 beat 1024 on long sequences ((2, 128, 64000) fp32 fwd 0.31
+// vs 0.27 of copy bandwidth, bf16 0.23 vs 0.19) and was neutral elsewhere.
+// Split STATS / NORMALIZE roles (two blocks per tile, the second re-reading
+// it from L2) were measured slower on every shape (e.g. (16, 512, 4000)
+// fp32 fwd 0.43-0.45 vs 0.50) and removed.
 //
 // Configurations (224 data threads + 1 scan warp per block): Cfg<TPR, R, MB>
 // holds R channel rows per thread, TPR threads per row (8: 128-byte row
@@ -26,7 +26,7 @@
 // Every entry compiles without spills for sm_90 (tests/test_cuda_ext_build.py
 // checks ptxas):
 //
-//   fwd fp32          C <= 84, 140, 280, 532   regs 56 / 64 / 80 / 120
+//   fwd fp32          C <= 84, 140, 280, 532   regs 56 / 63 / 80 / 121
 //   fwd fp16, bf16    C <= 84, 140, 280, 560   (V = 8: wider per-frame arrays,
 //                                                so 64-byte rows past 280)
 //   fwd fp64          C <= 84, 280, 560
@@ -74,8 +74,8 @@ struct BwdCfgs {  // fp16 / bf16
 };
 // fp16 converts to f32 with one more register per value than bf16 (a shift);
 // with dy kept in registers the C <= 140 / 280 entries needed 4 bytes of
-// spill under the 128 cap once the role logic was added, so dy goes through
-// L1 there.
+// spill under the 128 cap (measured with the split-role logic, since
+// removed; not retried), so dy goes through L1 there.
 template <>
 struct BwdCfgs<__half> {
   using type = CfgList<BCfg<8, 3, true, 2>, BCfg<8, 5, false, 2>, BCfg<4, 5, false, 2>>;
@@ -90,25 +90,15 @@ struct BwdCfgs<double> {
   using type = CfgList<BCfg<8, 3, true, 2>, BCfg<8, 10, false, 2>, BCfg<4, 10, false, 2>>;
 };
 
-// The cross-tile scheme of a call (see include/cln_kernels.cuh): split
-// roles or one block per tile, the STATS window D and the group size G.
-// `streams`: tensors a tile reads (1: x; 2: x and dy), for the window.
+// The cross-tile plan of a call (see include/cln_kernels.cuh): one block
+// (and ticket) per tile, the group size G.  group_tiles <= 0: the default.
 struct Plan {
-  long long ntiles, ntot, group, ngroups, window;
-  bool split;
+  long long ntiles, ntot, group, ngroups;
 };
-inline Plan plan(long long B, long long C, long long L, int bt, size_t esize, int streams,
-                 int64_t split_min_bytes, int64_t window_bytes, int64_t group_tiles) {
+inline Plan plan(long long B, long long L, int bt, int64_t group_tiles) {
   Plan p{};
   p.ntiles = cdiv(L, bt);
   p.ntot = B * p.ntiles;
-  // Split roles only pay where there is bandwidth to win: below the
-  // threshold (8 MiB by default) the STATS block is pure added latency
-  // (the seed shape (80, 64, 301) fp32 is 6 MB and latency bound).
-  p.split = static_cast<long long>(esize) * B * C * L >= split_min_bytes;
-  const long long tile_bytes = static_cast<long long>(esize) * streams * C * bt;
-  const long long d = window_bytes > 0 ? window_bytes / tile_bytes : 0;
-  p.window = d < 1 ? 1 : (d > p.ntot ? p.ntot : d);
   const long long g = group_tiles > 0 ? group_tiles : kClnGroupDefault;
   p.group = g < p.ntiles ? g : p.ntiles;
   p.ngroups = cdiv(p.ntiles, p.group);
@@ -143,7 +133,7 @@ inline Layout layout(size_t acc, long long ntot, long long ngtot, long long C, b
 
 inline void check_sizes(const char* op, long long B, long long C, long long L, long long bt) {
   if (B < 1 || C < 1 || L < 1 || C > (1LL << 30) || L > (1LL << 30) ||
-      2 * B * cdiv(L, bt) > (1LL << 31) - 1)
+      B * cdiv(L, bt) >= (1LL << 30))
     throw std::runtime_error(std::string("cuda_ext: ") + op +
                              ": sizes out of range (need 1 <= C, L <= 2^30 and fewer than "
                              "2^30 tiles)");

@@ -11,8 +11,7 @@ void fwd_impl(const ClnFwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) {
   using G = ClnGeom<T, Cf::TPR, Cf::R>;
   static_assert(Cf::kCap == G::CR, "table capacity must match the kernel geometry");
   check_sizes("cln_forward", c.B, c.C, c.L, G::BT);
-  const Plan p = plan(c.B, c.C, c.L, G::BT, sizeof(T), 1, c.split_min_bytes, c.l2_window_bytes,
-                      c.group_tiles);
+  const Plan p = plan(c.B, c.L, G::BT, c.group_tiles);
   const Layout l = layout(sizeof(A), p.ntot, c.B * p.ngroups, c.C, false);
   if (ws_bytes < l.total) throw std::runtime_error("cuda_ext: cln_forward: workspace too small");
   char* w = static_cast<char*>(ws);
@@ -35,8 +34,6 @@ void fwd_impl(const ClnFwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) {
   a.nchunks = static_cast<int>(cdiv(c.C, G::CR));
   a.vec = c.L % G::V == 0 && aligned16(c.x) && aligned16(c.y);
   a.eps = static_cast<A>(c.eps);
-  a.split = p.split ? 1 : 0;
-  a.window = static_cast<int>(p.window);
   a.group = static_cast<int>(p.group);
   a.ngroups = static_cast<int>(p.ngroups);
   a.ticket = reinterpret_cast<int*>(w);
@@ -45,7 +42,7 @@ void fwd_impl(const ClnFwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) {
   a.gflags = reinterpret_cast<int*>(w + l.gflags);
   a.gslots = reinterpret_cast<A*>(w + l.gslots);
   auto* kernel = &cln_fwd_kernel<T, P, Cf::TPR, Cf::R, Cf::MB>;
-  const unsigned grid = static_cast<unsigned>(p.split ? 2 * p.ntot : p.ntot);
+  const unsigned grid = static_cast<unsigned>(p.ntot);  // one block per tile
   NORMK_LAUNCH(kernel, grid, G::NTT, 0, st)(a);
   check_launch("cln_forward kernel launch");
 }
@@ -59,8 +56,7 @@ size_t cln_fwd_workspace_bytes(const ClnFwdCall& c) {
     with_first_fit(typename FwdCfgs<T>::type{}, c.C, [&](auto cf) {
       using Cf = decltype(cf);
       using G = ClnGeom<T, Cf::TPR, Cf::R>;
-      const Plan p = plan(c.B, c.C, c.L, G::BT, sizeof(T), 1, c.split_min_bytes,
-                          c.l2_window_bytes, c.group_tiles);
+      const Plan p = plan(c.B, c.L, G::BT, c.group_tiles);
       bytes = layout(sizeof(acc_t<T>), p.ntot, c.B * p.ngroups, c.C, false).total;
     });
   });

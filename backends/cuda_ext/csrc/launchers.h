@@ -37,12 +37,9 @@ struct ClnFwdCall {
   void* rstd;
   void* m2_last;
   int64_t B, C, L;
-  // Cross-tile scheme knobs (include/cln_kernels.cuh; the Python side
-  // passes backends/cuda_ext/kernels.py's CLN_* constants): split roles when
-  // the input has at least split_min_bytes; STATS window D = l2_window_bytes
-  // / tile bytes, clamped to [1, tiles]; group_tiles <= 0: the default G.
-  int64_t split_min_bytes = int64_t{8} << 20;
-  int64_t l2_window_bytes = int64_t{16} << 20;
+  // Cross-tile prefix group size G in tiles (include/cln_kernels.cuh; the
+  // Python side passes backends/cuda_ext/kernels.py's CLN_GROUP_TILES);
+  // <= 0: the default G (kClnGroupDefault, 256).
   int64_t group_tiles = 0;
 };
 size_t cln_fwd_workspace_bytes(const ClnFwdCall& c);
@@ -61,11 +58,7 @@ struct ClnBwdCall {
   void* dgamma;  // acc, nullable
   void* dbeta;   // acc, nullable
   int64_t B, C, L;
-  // Cross-tile scheme knobs, as in ClnFwdCall (the tile bytes of the
-  // window count x and dy).
-  int64_t split_min_bytes = int64_t{8} << 20;
-  int64_t l2_window_bytes = int64_t{16} << 20;
-  int64_t group_tiles = 0;
+  int64_t group_tiles = 0;  // as in ClnFwdCall
 };
 size_t cln_bwd_workspace_bytes(const ClnBwdCall& c);
 void cln_bwd(const ClnBwdCall& c, void* workspace, size_t workspace_bytes, cudaStream_t stream);

@@ -15,7 +15,7 @@
 // GPU, and aborts with a message.
 //
 // Not a performance model, and not a memory-model checker: it tests the
-// indexing, the masking, the scans, the ticket-to-role mapping and the
+// indexing, the masking, the scans, the ticket order and the
 // cross-tile prefix arithmetic.
 #pragma once
 
@@ -281,10 +281,6 @@ template <typename T>
 T __ldcg(const T* p) { return *p; }
 template <typename T>
 void __stcg(T* p, T v) { *p = v; }
-template <typename T>
-T __ldcs(const T* p) { return *p; }
-template <typename T>
-void __stcs(T* p, T v) { *p = v; }
 
 inline int min(int a, int b) { return a < b ? a : b; }
 inline long long min(long long a, long long b) { return a < b ? a : b; }

@@ -225,44 +225,35 @@ Buf to_buf(const std::vector<double>& v, DType t) {
   return b;
 }
 
-// The cross-tile scheme knobs of a cLN call (launchers.h).  `window` is in
-// bytes (1 gives D = 1, a huge value D = all tiles), or -k: k * C * 64
-// elements, so D = 64 k / BT tiles (4 k for fp32 forward, half that
-// backward), whatever C.
+// The cross-tile knob of a cLN call (launchers.h): G, tiles per prefix
+// group (0: the default, 256).
 struct Knobs {
   const char* name;
-  int64_t split_min, window, group;
+  int64_t group;
 };
-constexpr int64_t kNever = int64_t{1} << 62;
-// The C++ defaults (single role for every shape here, G = 1024).
-const Knobs kDefault{"default", int64_t{8} << 20, int64_t{16} << 20, 0};
-// Same G = 3 (small: several group links, group starts and in-group
-// tiles): single role and split roles with D = 1, a middle D and D = all;
-// all must agree bitwise (the prefix order depends only on the tile index).
-const Knobs kSameG[] = {{"single G=3", kNever, 0, 3},
-                        {"split D=1 G=3", 0, 1, 3},
-                        {"split D=mid G=3", 0, -1, 3},
-                        {"split D=all G=3", 0, kNever, 3}};
-// Streaming with state through split roles and G = 2.
-const Knobs kStream{"split D=mid G=2", 0, -1, 2};
-// The long sequences (slow on the emulator: one fiber per CUDA thread) run
-// only this against the default (the same G = 1024, so bitwise equal).
-const Knobs kSplitDefaultG{"split D=mid", 0, -4, 0};
-
-bool same_bits(const Buf& a, const Buf& b) { return a.bytes == b.bytes; }
+// The default: one group for every shape here (at most 141 tiles).
+const Knobs kDefault{"default", 0};
+// Small G: several group links, group starts and in-group tiles (G = 1:
+// every tile a group start).
+const Knobs kSmallG[] = {{"G=3", 3}, {"G=1", 1}};
+// Streaming with state and G = 2.
+const Knobs kStream{"G=2", 2};
+// The long sequences (L >= 1000; slow on the emulator: one fiber per CUDA
+// thread) run the default (for the 141 fp32 tiles of L = 4500, one group:
+// the last tile reduces 140 words, more than the kPrefixU rounds of 32 in
+// flight, so the prefix loop iterates) and G = 33 (several group links;
+// a group start reduces 33 words: a full round and a one-word round).
+const Knobs kLongG{"G=33", 33};
 
 template <typename Call>
 void set_knobs(Call& c, const Knobs& k) {
-  c.split_min_bytes = k.split_min;
-  c.l2_window_bytes =
-      k.window >= 0 ? k.window : -k.window * c.C * 64 * static_cast<int64_t>(elem_size(c.dtype));
   c.group_tiles = k.group;
 }
 
-// full: every knob variant; else the default and kSplitDefaultG only.
+// full: every knob variant; else the default and kLongG only.
 void test_cln(DType dt, DType pt, bool params, int B, int C, int L, double dc, bool full) {
-  std::vector<Knobs> variants(std::begin(kSameG), std::end(kSameG));
-  if (!full) variants = {kDefault, kSplitDefaultG};
+  std::vector<Knobs> variants(std::begin(kSmallG), std::end(kSmallG));
+  if (!full) variants = {kLongG};
   std::vector<const Knobs*> streams = {&kDefault, &kStream};
   if (!full) streams.pop_back();
   const DType acc = acc_of(dt);
@@ -309,28 +300,15 @@ void test_cln(DType dt, DType pt, bool params, int B, int C, int L, double dc, b
           {"m2", rel(m2, ref.m2_last)}},
          tol);
 
-  // The knob variants: each against the reference, and bitwise against the
-  // first (mismatch reported as inf).
-  {
-    Buf y0(dt, x.size()), mean0(acc, mean.size()), rstd0(acc, mean.size()), m20(acc, B);
-    bool first = true;
-    for (const Knobs& k : variants) {
-      Buf yk(dt, x.size()), mk(acc, mean.size()), rk(acc, mean.size()), Mk(acc, B);
-      run_fwd(k, xb, L, nullptr, nullptr, nullptr, yk, mk, rk, Mk);
-      if (first) {
-        y0 = yk;
-        mean0 = mk;
-        rstd0 = rk;
-        m20 = Mk;
-        first = false;
-      }
-      const bool same = same_bits(yk, y0) && same_bits(mk, mean0) && same_bits(rk, rstd0) &&
-                        same_bits(Mk, m20);
-      report(std::string("cln fwd ") + tag + " " + k.name,
-             {{"y", rel(yk, ref.y)}, {"mean", rel(mk, ref.mean)}, {"rstd", rel(rk, ref.rstd)},
-              {"m2", rel(Mk, ref.m2_last)}, {"bitwise", same ? 0.0 : INFINITY}},
-             tol);
-    }
+  // The knob variants, each against the reference.  (Different G group the
+  // sums differently, so the last bits may differ: no bitwise comparison.)
+  for (const Knobs& k : variants) {
+    Buf yk(dt, x.size()), mk(acc, mean.size()), rk(acc, mean.size()), Mk(acc, B);
+    run_fwd(k, xb, L, nullptr, nullptr, nullptr, yk, mk, rk, Mk);
+    report(std::string("cln fwd ") + tag + " " + k.name,
+           {{"y", rel(yk, ref.y)}, {"mean", rel(mk, ref.mean)}, {"rstd", rel(rk, ref.rstd)},
+            {"m2", rel(Mk, ref.m2_last)}},
+           tol);
   }
 
   // Streamed in chunks of 1, 5, 40, ... frames with the state carried.
@@ -377,7 +355,7 @@ void test_cln(DType dt, DType pt, bool params, int B, int C, int L, double dc, b
   }
 
   // Backward, with and without a history count: the default knobs, then the
-  // same-G variants (bitwise equal to each other).
+  // variants.
   for (int with_count = 0; with_count < 2; ++with_count) {
     Buf dyb = to_buf(rand_vec(x.size(), 1.0, 0.0), dt);
     const auto dy = dyb.values();
@@ -385,9 +363,7 @@ void test_cln(DType dt, DType pt, bool params, int B, int C, int L, double dc, b
     const auto mv = mean.values(), rv = rstd.values();
     const ClnBwdRef r = cln_bwd_ref(dy, x, params ? &gv : nullptr, mv, rv,
                                     with_count ? &cnt : nullptr, B, C, L);
-    Buf dx0(dt, x.size()), dg0(acc, C), db0(acc, C);
     for (int v = -1; v < static_cast<int>(variants.size()); ++v) {
-      if (!full && v == 0) continue;  // variants[0] is the default again
       const Knobs& k = v < 0 ? kDefault : variants[v];
       normk::ClnBwdCall c{};
       Buf dx(dt, x.size()), dg(acc, C), dbt(acc, C);
@@ -409,18 +385,8 @@ void test_cln(DType dt, DType pt, bool params, int B, int C, int L, double dc, b
       std::vector<unsigned char> ws(normk::cln_bwd_workspace_bytes(c) + 256);
       void* w = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(ws.data()) + 255) & ~uintptr_t(255));
       normk::cln_bwd(c, w, ws.size() - 256, nullptr);
-      if (v == (full ? 0 : -1)) {
-        dx0 = dx;
-        dg0 = dg;
-        db0 = dbt;
-      }
-      std::vector<std::pair<const char*, double>> errs = {
-          {"dx", rel(dx, r.dx)}, {"dgamma", rel(dg, r.dgamma)}, {"dbeta", rel(dbt, r.dbeta)}};
-      if (v >= 0 || !full) {
-        const bool same = same_bits(dx, dx0) && same_bits(dg, dg0) && same_bits(dbt, db0);
-        errs.push_back({"bitwise", same ? 0.0 : INFINITY});
-      }
-      report(std::string("cln bwd ") + tag + (with_count ? " count " : " ") + k.name, errs,
+      report(std::string("cln bwd ") + tag + (with_count ? " count " : " ") + k.name,
+             {{"dx", rel(dx, r.dx)}, {"dgamma", rel(dg, r.dgamma)}, {"dbeta", rel(dbt, r.dbeta)}},
              tol * 10);
     }
   }
@@ -510,7 +476,7 @@ int main() {
   // cLN: every launch-table entry (C up to 84, 140, 280, 560, chunked past
   // it), odd L (scalar loads) and L % 8 == 0 (16-byte loads), sequences of
   // more than 32 tiles (several words per lane in the prefix) and of more
-  // than 128 (several batches of loads in flight; G = 1024 by default).
+  // than 128 (several batches of loads in flight; G = 256 by default).
   struct S {
     int B, C, L;
   };

@@ -1,5 +1,6 @@
 // Cumulative layer norm (cLN), forward and backward, as single-kernel scans
-// over time with "split-role tickets + fixed-order direct prefix".
+// over time: one block per tile, tickets, and a fixed-order two-level
+// direct prefix across the tiles.
 // Framework-free (see norm_common.cuh).
 //
 // x is (B, C, L) contiguous: time is the unit-stride dimension.  A block
@@ -39,62 +40,57 @@
 // inclusive), so y differed between runs in the last bits.  A Triton kernel
 // with a direct fixed-order prefix (every tile reduces its predecessors'
 // aggregates itself, no inclusive words) reached 0.59-0.67.  This kernel
-// does the direct prefix and also takes the prefix wait off the critical
-// path of the data:
+// does the same direct prefix:
 //
 // Tiles: ntot = B * ntiles, global index g = i * B + b (b fastest; i is the
-// tile index in time; the backward counts i from the last tile).  Two roles:
+// tile index in time; the backward counts i from the last tile).  One block
+// per tile; block k takes ticket k (an atomic counter, not blockIdx, so a
+// block only waits on blocks that already started: no deadlock whatever the
+// scheduler does) and works on tile g = k.  Each block:
+//   1. loads the tile, computes the per-frame statistics and (scan warp) the
+//      in-tile scan;
+//   2. publishes the tile aggregate (forward: (mean, M2) of the tile's
+//      C * BT values, the count being implied; backward: the sums of a_t,
+//      b_t, b_t (mu_t - K) over the tile's frames) with a ready flag, before
+//      it waits on anything, so no wait chain runs through the tiles; the
+//      backward also writes its tile's dgamma / dbeta partials;
+//   3. (scan warp) reduces the EXCLUSIVE prefix E_i of tile i from the
+//      published words of earlier tiles, publishing E_i when i is a group
+//      start (below);
+//   4. mean / rstd (dx: the suffix sums) and y (dx), from the tile still in
+//      registers (C <= CR) or re-read from L2 (chunked).
 //
-//   STATS(g)      load the tile, per-frame statistics, the in-tile scan (the
-//                 same code as below), publish the tile aggregate (forward:
-//                 (mean, M2) of the tile's C * BT values, the count being
-//                 implied; backward: the sums of a_t, b_t, b_t (mu_t - K)
-//                 over the tile's frames) with a ready flag, write the
-//                 backward's dgamma/dbeta partials, exit.  Loads use the
-//                 default L2 priority (an evict_last createpolicy operand
-//                 cost a 64-bit register and made ptxas spill).
-//   NORMALIZE(g)  the scan warp computes the EXCLUSIVE prefix of tile i from
-//                 the published aggregates of tiles 0..i-1 while the data
-//                 warps load the tile again (from L2: its STATS block read it
-//                 moments ago) and recompute the per-frame statistics; then
-//                 the in-tile scan, mean / rstd (dx: the suffix sums), and y
-//                 (dx).  Last-use loads and the output stores are .cs
-//                 (evict first), so L2 keeps the window of STATS lines.
-//
-// Tickets (an atomic counter, not blockIdx, so a block only waits on blocks
-// that already started: no deadlock whatever the scheduler does): 2 * ntot in
-// all, with a window of D STATS tiles ahead of the NORMALIZE front
-// (cln_job): k < D: STATS(k); then, with m = k - D, NORMALIZE(m / 2) for even
-// m and STATS(D + m / 2) for odd m while m < 2 (ntot - D); then the remaining
-// NORMALIZE blocks.  Every STATS(g') with g' <= g precedes NORMALIZE(g).  D =
-// window bytes / tile bytes (launcher knob CLN_L2_WINDOW_BYTES, 16 MiB by
-// default: the tiles between a STATS read and its NORMALIZE re-read stay
-// well inside the 50 MB L2).
-//
-// Small problems (launcher knob CLN_SPLIT_MIN_BYTES, 8 MiB): the second role
-// only adds a block round trip there (the seed shape (80, 64, 301) fp32 is
-// 800 tiles, 6 MB: latency bound), so split = 0 runs one block per tile
-// (ntot tickets, g = k) that publishes its aggregate first and then does the
-// same prefix.  Both modes, and every D, give bitwise identical results.
+// Split roles were measured and removed: a STATS block (steps 1-2) and a
+// NORMALIZE block (steps 1, 3, 4, re-reading the tile from L2) per tile,
+// 2 * ntot tickets with an L2 window of D tiles, .cs hints on last use.  On
+// the H200 it was slower everywhere (fraction of copy bandwidth, split vs
+// this): (16, 512, 4000) fp32 fwd 0.43-0.45 vs 0.50, fwd+bwd 0.35 vs 0.43,
+// bf16 fwd 0.25 vs 0.32; (4, 256, 16000) fp32 fwd 0.38 vs 0.39, bf16 0.23 vs
+// 0.29; (2, 128, 64000) fp32 fwd 0.25 vs 0.27; seed (80, 64, 301) 21.8 vs
+// 20.9 us.  The second read of every tile cost more than the prefix wait it
+// hid.
 //
 // The prefix (cln_exclusive_prefix): the scan warp reads 32 published words
 // per round at positions lo + c0 + lane, kPrefixU = 4 rounds in flight at
 // once (relaxed flag loads, spin until all are set, one fence.acq_rel, then
 // the payloads); each lane folds its words in order (Chan combine), then one
 // fixed shuffle tree combines the 32 lanes (lanes with no words are exact
-// identities, n = 0).  The order depends only on i, so the result depends
-// only on i and the data of earlier tiles: bitwise deterministic run to run,
-// bitwise causal, and the same for any window D and either mode, whatever
-// the timing.  To bound the work (a direct
-// prefix is O(i) words, O(ntiles^2) in all) tiles form groups of G (runtime;
-// CLN_GROUP_TILES, 1024 by default): the NORMALIZE block of a group start
+// identities, n = 0).  The order depends only on i and G, so the result
+// depends only on i, G and the data of earlier tiles: bitwise deterministic
+// run to run and bitwise causal, whatever the timing.  To bound the work (a
+// direct prefix is O(i) words, O(ntiles^2) in all) tiles form groups of G
+// (runtime; CLN_GROUP_TILES, 256 by default): the block of a group start
 // i = sG computes E_sG = E_(s-1)G (+) reduce(agg[(s-1)G .. sG-1]) from the
 // group prefix its predecessor group start published, and publishes E_sG;
 // any other tile computes E_i = E_sG (+) reduce(agg[sG .. i-1]) (the base
 // is combined last: its flag is polled after the group's words).  At most G
 // words per tile, a chain of ntiles / G links; a group start has a smaller
-// ticket than every other NORMALIZE block of its group, so waits still only
-// go to earlier tickets.  The streaming state (count, mean0, M2_0) is E_0.
+// ticket than every other block of its group, so waits still only go to
+// earlier tickets.  The streaming state (count, mean0, M2_0) is E_0.
+// G = 256 rather than 1024 (at most 256 words per tile instead of 1024, for
+// a group chain 4x as long): faster for long sequences on the H200,
+// (2, 128, 64000) fp32 fwd 0.31 vs 0.27 of copy bandwidth, fwd+bwd 0.30 vs
+// 0.26, bf16 fwd 0.23 vs 0.19, fwd+bwd 0.24 vs 0.21; neutral elsewhere.
 //
 // Memory layout (workspace, csrc/cln_common.h): per sequence b, the tile
 // aggregates flags[b][i] / slots[b][i][kSlotW] (i counted in scan order, so
@@ -117,9 +113,9 @@
 //   dx = r * g - S_a - (x - K) * S_b + P.
 // The backward keeps x in registers, and dy too where it fits (KEEP_DY);
 // otherwise dy is prefetched into L1 and read again for dx.
-// dgamma / dbeta: per-tile, per-channel partials (written by the STATS role)
-// to a [tiles][2][C] buffer, reduced afterwards in a fixed order
-// (reduce_kernels.cuh): no float atomics, bitwise reproducible.
+// dgamma / dbeta: per-tile, per-channel partials to a [tiles][2][C] buffer,
+// reduced afterwards in a fixed order (reduce_kernels.cuh): no float
+// atomics, bitwise reproducible.
 #pragma once
 
 #include "norm_common.cuh"
@@ -156,7 +152,7 @@ constexpr int kSlotW = 4;
 // of per 32.
 constexpr int kPrefixU = 4;
 // Default tiles per prefix group (launcher knob; see the top comment).
-constexpr int kClnGroupDefault = 1024;
+constexpr int kClnGroupDefault = 256;
 
 template <typename T, typename P>
 struct ClnFwdArgs {
@@ -176,8 +172,6 @@ struct ClnFwdArgs {
   int nchunks;  // ceil(C / CR)
   int vec;      // 16-byte loads legal: L % V == 0 and x / y 16-byte aligned
   A eps;
-  int split;    // 1: STATS and NORMALIZE blocks (2 * B * ntiles); 0: one block per tile
-  int window;   // D, 1 <= D <= B * ntiles (split only)
   int group;    // G >= 1: tiles per prefix group
   int ngroups;  // ceil(ntiles / G)
   int* ticket;  // zeroed before launch
@@ -202,40 +196,13 @@ struct ClnBwdArgs {
   int ntiles;
   int nchunks;
   int vec;
-  int split, window, group, ngroups;  // as in ClnFwdArgs
+  int group, ngroups;  // as in ClnFwdArgs
   int* ticket;
   int* flags;
   A* slots;
   int* gflags;
   A* gslots;
 };
-
-// ---------------------------------------------------------------------------
-// Ticket -> (tile g, role).  See the top comment; with split == 0 every
-// block is both roles of tile k.
-// ---------------------------------------------------------------------------
-struct ClnJob {
-  int g;
-  bool stats, norm;
-};
-__device__ __forceinline__ ClnJob cln_job(int k, int ntot, int D, bool split) {
-  ClnJob j;
-  j.g = k;
-  j.stats = true;
-  j.norm = !split;
-  if (!split || k < D) return j;
-  const int m = k - D, pairs = 2 * (ntot - D);
-  if (m < pairs) {
-    j.stats = (m & 1) != 0;
-    j.norm = !j.stats;
-    j.g = j.stats ? D + (m >> 1) : (m >> 1);
-  } else {
-    j.stats = false;
-    j.norm = true;
-    j.g = ntot - D + (m - pairs);
-  }
-  return j;
-}
 
 // ---------------------------------------------------------------------------
 // The two prefix monoids.  V: an accumulated prefix; Wd: one published word.
@@ -430,28 +397,17 @@ __device__ __forceinline__ void cln_frame_reduce(A (&v)[NA][G::V], A (*red)[NA][
 }
 
 // Load the R packs of channel chunk `c0` for this thread (zeros outside),
-// with L1 behaviour H, or streaming (.cs, evict first) when `cs`.
+// with L1 behaviour H.
 template <typename G, Ld H, typename T>
 __device__ __forceinline__ void cln_load_chunk(uint4 (&pk)[G::R], const T* base, int C, int L,
-                                               int c0, int tr, int tt, bool vec, int nvalid,
-                                               bool cs) {
+                                               int c0, int tr, int tt, bool vec, int nvalid) {
 #pragma unroll
   for (int r = 0; r < G::R; ++r) {
     const int c = c0 + r * G::RPP + tr;
     pk[r] = (c < C && nvalid > 0)
-                ? load_pack_cs<T, H>(base + static_cast<long long>(c) * L + tt, vec, nvalid, cs)
+                ? load_pack<T, H>(base + static_cast<long long>(c) * L + tt, vec, nvalid)
                 : make_uint4(0u, 0u, 0u, 0u);
   }
-}
-
-// Last-use marking (.cs: evict first from L2) of a block's accesses, so that
-// the STATS window of x lines is what L2 keeps.  in: the first read of the
-// tile, the last one for a split NORMALIZE block holding the tile in
-// registers (a STATS block reads with the default priority: its NORMALIZE
-// block re-reads the lines from L2).  out: the outputs, and the chunked
-// re-read of a split NORMALIZE block.
-__device__ __forceinline__ bool cln_cs_in(const ClnJob& job, bool split, bool once) {
-  return split && !job.stats && once;
 }
 
 // ---------------------------------------------------------------------------
@@ -501,14 +457,12 @@ __device__ __forceinline__ FwdWord<A> cln_fwd_tile_scan(A* s_mu, A* s_m2, int C,
   return FwdWord<A>{__shfl_sync(kFullMask, m, 31), __shfl_sync(kFullMask, M, 31)};
 }
 
-// The scan warp: frame scan, publication (STATS), the cross-tile prefix and
-// the per-frame outputs (NORMALIZE: mean / rstd / m2_last; s_mu / s_m2 then
-// hold mu_t and rstd_t).  It does the first hand-off with the data warps
-// (frame statistics ready); the caller does the second.  One call site of
-// the prefix: two inlined copies (before the hand-off for a split NORMALIZE
-// block, after it for a single-role one) made ptxas spill.
+// The scan warp of tile g: frame scan, publication of the tile aggregate,
+// the cross-tile prefix and the per-frame outputs (mean / rstd / m2_last;
+// s_mu / s_m2 then hold mu_t and rstd_t).  It does the first hand-off with
+// the data warps (frame statistics ready); the caller does the second.
 template <typename G, typename T, typename P>
-__device__ __forceinline__ void cln_fwd_scan_warp(const ClnFwdArgs<T, P>& args, const ClnJob& job,
+__device__ __forceinline__ void cln_fwd_scan_warp(const ClnFwdArgs<T, P>& args, int tile,
                                                   acc_t<T>* s_mu, acc_t<T>* s_m2) {
   using A = acc_t<T>;
   using Op = ClnFwdOp<A>;
@@ -516,32 +470,25 @@ __device__ __forceinline__ void cln_fwd_scan_warp(const ClnFwdArgs<T, P>& args, 
   constexpr int BT = G::BT, FPL = G::FPL;
   const int lane = threadIdx.x & 31;
   const int C = args.C, L = args.L;
-  const int b = job.g % args.B;
-  const int i = job.g / args.B;
+  const int b = tile % args.B;
+  const int i = tile / args.B;
   const int t0 = i * BT;
   int* flags = args.flags + static_cast<long long>(b) * args.ntiles;
   A* slots = args.slots + static_cast<long long>(b) * args.ntiles * kSlotW;
   const long long tile_n = static_cast<long long>(C) * BT;  // a full predecessor tile
 
-  if (job.stats) {  // publish first, then (single role) wait: no chain through the tiles
-    named_barrier(kBarAll, G::NTT);  // frame statistics ready
-    const FwdWord<A> agg = cln_fwd_tile_scan<G>(s_mu, s_m2, C, L - t0);
-    // The last tile of a sequence has no successor (and is the only partial one).
-    if (i + 1 < args.ntiles && lane == 0) cln_publish<Op>(flags, slots, i, Op::lift(agg, tile_n));
-    if (!job.norm) return;
-  }
-  // The exclusive prefix; in a split NORMALIZE block it overlaps the data
-  // warps' tile load.
+  // Publish first, then wait: no chain through the tiles.
+  named_barrier(kBarAll, G::NTT);  // frame statistics ready
+  const FwdWord<A> agg = cln_fwd_tile_scan<G>(s_mu, s_m2, C, L - t0);
+  // The last tile of a sequence has no successor (and is the only partial one).
+  if (i + 1 < args.ntiles && lane == 0) cln_publish<Op>(flags, slots, i, Op::lift(agg, tile_n));
+  // The exclusive prefix.
   const long long cnt0 = args.count0 ? args.count0[b] : 0LL;
   const V state{cnt0, (args.mean0 && cnt0 > 0) ? args.mean0[b] : A(0),
                 (args.m20 && cnt0 > 0) ? args.m20[b] : A(0)};
   const V X = cln_exclusive_prefix<Op>(
       i, args.group, flags, slots, args.gflags + static_cast<long long>(b) * args.ngroups,
       args.gslots + static_cast<long long>(b) * args.ngroups * kSlotW, state, cnt0, tile_n);
-  if (!job.stats) {
-    named_barrier(kBarAll, G::NTT);  // frame statistics ready
-    cln_fwd_tile_scan<G>(s_mu, s_m2, C, L - t0);
-  }
 
   // Per-frame inclusive statistics: X (+) frames 0..f of the tile.
 #pragma unroll
@@ -588,19 +535,17 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
   const int tid = threadIdx.x;
   if (tid == 0) s_ticket = atomicAdd(args.ticket, 1);
   __syncthreads();
-  const ClnJob job = cln_job(s_ticket, args.B * args.ntiles, args.window, args.split != 0);
-  // A STATS block of a last tile would publish nothing (no successor).
-  if (!job.norm && job.g / args.B == args.ntiles - 1) return;
+  const int tile = s_ticket;  // ticket order, not blockIdx (top comment)
 
   if (tid >= NT) {  // the scan warp
-    cln_fwd_scan_warp<G>(args, job, s_mu, s_m2);
-    if (job.norm) named_barrier(kBarAll, G::NTT);  // mu_t / rstd_t ready
+    cln_fwd_scan_warp<G>(args, tile, s_mu, s_m2);
+    named_barrier(kBarAll, G::NTT);  // mu_t / rstd_t ready
     return;
   }
 
   const int C = args.C, L = args.L;
-  const int b = job.g % args.B;
-  const int t0 = (job.g / args.B) * BT;
+  const int b = tile % args.B;
+  const int t0 = (tile / args.B) * BT;
   const int tr = tid / G::TPR, tc = tid % G::TPR;
   const int tt = t0 + tc * V;  // first frame of this thread's pack
   const int nvalid = L - tt;   // may be <= 0 in the last tile
@@ -608,7 +553,6 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
   const long long bofs = static_cast<long long>(b) * C * L;
   const T* xb = args.x + bofs;
   const bool once = args.nchunks == 1;
-  const bool split = args.split != 0;
 
   uint4 pk[R];
   // Per-frame statistics over the channels (data thread tid < BT owns frame
@@ -618,11 +562,10 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
     const int c0 = ch * G::CR;
     // One chunk keeps its data in registers: x is read once per block (no
     // L1 allocation).  Several chunks re-read the tile: keep it in L2 (.cg).
-    const bool cs = cln_cs_in(job, split, once);
     if (once)
-      cln_load_chunk<G, Ld::kNoL1>(pk, xb, C, L, c0, tr, tt, vec, nvalid, cs);
+      cln_load_chunk<G, Ld::kNoL1>(pk, xb, C, L, c0, tr, tt, vec, nvalid);
     else
-      cln_load_chunk<G, Ld::kCg>(pk, xb, C, L, c0, tr, tt, vec, nvalid, cs);
+      cln_load_chunk<G, Ld::kCg>(pk, xb, C, L, c0, tr, tt, vec, nvalid);
     const A nc = static_cast<A>(min(G::CR, C - c0));
 
     A s[1][V];
@@ -662,7 +605,6 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
     s_m2[tid] = fM;
   }
   named_barrier(kBarAll, G::NTT);  // frame statistics ready
-  if (!job.norm) return;           // STATS: the scan warp publishes
   named_barrier(kBarAll, G::NTT);  // mu_t / rstd_t ready
 
   // ---- y = (x - mu_t) * rstd_t * gamma + beta ----
@@ -676,8 +618,7 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
   T* yb = args.y + bofs;
   for (int ch = 0; ch < args.nchunks; ++ch) {
     const int c0 = ch * G::CR;
-    const bool cs = split;
-    if (!once) cln_load_chunk<G, Ld::kCg>(pk, xb, C, L, c0, tr, tt, vec, nvalid, cs);
+    if (!once) cln_load_chunk<G, Ld::kCg>(pk, xb, C, L, c0, tr, tt, vec, nvalid);
 #pragma unroll
     for (int r = 0; r < R; ++r) {
       const int c = c0 + r * G::RPP + tr;
@@ -687,7 +628,7 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
         A out[V];
 #pragma unroll
         for (int k = 0; k < V; ++k) out[k] = (Elem<T>::get(pk[r], k) - mu[k]) * rs[k] * gm + bt;
-        store_pack_cs<T>(yb + static_cast<long long>(c) * L + tt, out, vec, nvalid, cs);
+        store_pack<T>(yb + static_cast<long long>(c) * L + tt, out, vec, nvalid);
       }
     }
   }
@@ -746,35 +687,28 @@ __device__ __forceinline__ BwdAgg<A> cln_bwd_tile_scan(A (*s_abc)[G::BT]) {
                    __shfl_sync(kFullMask, sc, 0)};
 }
 
-// The scan warp (as the forward's, tiles counted from the end).  Out
-// (NORMALIZE): s_abc[0][f] = P(t) - S_a(t), s_abc[1][f] = S_b(t).
+// The scan warp (as the forward's, tiles counted from the end).  Out:
+// s_abc[0][f] = P(t) - S_a(t), s_abc[1][f] = S_b(t).
 template <typename G, typename T, typename P>
-__device__ __forceinline__ void cln_bwd_scan_warp(const ClnBwdArgs<T, P>& args, const ClnJob& job,
+__device__ __forceinline__ void cln_bwd_scan_warp(const ClnBwdArgs<T, P>& args, int tile,
                                                   acc_t<T> (*s_abc)[G::BT]) {
   using A = acc_t<T>;
   using Op = ClnBwdOp<A>;
   using V = typename Op::V;
   constexpr int BT = G::BT, FPL = G::FPL;
   const int lane = threadIdx.x & 31;
-  const int b = job.g % args.B;
-  const int jr = job.g / args.B;  // tiles counted from the end
+  const int b = tile % args.B;
+  const int jr = tile / args.B;  // tiles counted from the end
   int* flags = args.flags + static_cast<long long>(b) * args.ntiles;
   A* slots = args.slots + static_cast<long long>(b) * args.ntiles * kSlotW;
 
-  if (job.stats) {
-    named_barrier(kBarAll, G::NTT);  // a_t, b_t, c_t ready
-    const V agg = cln_bwd_tile_scan<G>(s_abc);
-    // The first tile in time has no successor.
-    if (jr + 1 < args.ntiles && lane == 0) cln_publish<Op>(flags, slots, jr, agg);
-    if (!job.norm) return;
-  }
+  named_barrier(kBarAll, G::NTT);  // a_t, b_t, c_t ready
+  const V agg = cln_bwd_tile_scan<G>(s_abc);
+  // The first tile in time has no successor.
+  if (jr + 1 < args.ntiles && lane == 0) cln_publish<Op>(flags, slots, jr, agg);
   const V X = cln_exclusive_prefix<Op>(
       jr, args.group, flags, slots, args.gflags + static_cast<long long>(b) * args.ngroups,
       args.gslots + static_cast<long long>(b) * args.ngroups * kSlotW, Op::identity(), 0LL, 0LL);
-  if (!job.stats) {
-    named_barrier(kBarAll, G::NTT);  // a_t, b_t, c_t ready
-    cln_bwd_tile_scan<G>(s_abc);
-  }
 #pragma unroll
   for (int f0 = 0; f0 < FPL; ++f0) {
     const int f = lane * FPL + f0;
@@ -808,20 +742,17 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
   const int tid = threadIdx.x;
   if (tid == 0) s_ticket = atomicAdd(args.ticket, 1);
   __syncthreads();
-  const ClnJob job = cln_job(s_ticket, args.B * args.ntiles, args.window, args.split != 0);
-  // A STATS block of the first tile in time publishes nothing; it only has
-  // work when there are dgamma / dbeta partials to write.
-  if (!job.norm && job.g / args.B == args.ntiles - 1 && !args.partial) return;
+  const int tile = s_ticket;  // ticket order, not blockIdx (top comment)
 
   if (tid >= NT) {  // the scan warp
-    cln_bwd_scan_warp<G>(args, job, s_abc);
-    if (job.norm) named_barrier(kBarAll, G::NTT);  // suffix sums ready
+    cln_bwd_scan_warp<G>(args, tile, s_abc);
+    named_barrier(kBarAll, G::NTT);  // suffix sums ready
     return;
   }
 
   const int C = args.C, L = args.L;
-  const int b = job.g % args.B;
-  const int t0 = (args.ntiles - 1 - job.g / args.B) * BT;
+  const int b = tile % args.B;
+  const int t0 = (args.ntiles - 1 - tile / args.B) * BT;
   const int tr = tid / G::TPR, tc = tid % G::TPR;
   const int tt = t0 + tc * V;
   const int nvalid = L - tt;
@@ -830,9 +761,8 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
   const T* xb = args.x + bofs;
   const T* dyb = args.dy + bofs;
   const A K = args.mean[static_cast<long long>(b) * L];
-  const bool split = args.split != 0;
-  // dgamma / dbeta partials: written once per tile, by its STATS role.
-  const bool partials = job.stats && args.partial != nullptr;
+  // dgamma / dbeta partials: written once per tile.
+  const bool partials = args.partial != nullptr;
 
   if (tid < BT) {
     const int t = t0 + tid;
@@ -862,11 +792,10 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
   const bool once = args.nchunks == 1;
   for (int ch = 0; ch < args.nchunks; ++ch) {
     const int c0 = ch * G::CR;
-    const bool cs = cln_cs_in(job, split, once);
     if (once)
-      cln_load_chunk<G, Ld::kNoL1>(xk, xb, C, L, c0, tr, tt, vec, nvalid, cs);
+      cln_load_chunk<G, Ld::kNoL1>(xk, xb, C, L, c0, tr, tt, vec, nvalid);
     else
-      cln_load_chunk<G, Ld::kCg>(xk, xb, C, L, c0, tr, tt, vec, nvalid, cs);
+      cln_load_chunk<G, Ld::kCg>(xk, xb, C, L, c0, tr, tt, vec, nvalid);
     if constexpr (!KEEP_DY) {
 #pragma unroll
       for (int r = 0; r < R; ++r) {
@@ -886,11 +815,11 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
         if (!(c < C && nvalid > 0))
           gk[q] = make_uint4(0u, 0u, 0u, 0u);
         else if (KEEP_DY && once)
-          gk[q] = load_pack_cs<T, Ld::kNoL1>(p, vec, nvalid, cs);
+          gk[q] = load_pack<T, Ld::kNoL1>(p, vec, nvalid);
         else if (once)
-          gk[q] = load_pack_cs<T, Ld::kCa>(p, vec, nvalid, false);
+          gk[q] = load_pack<T, Ld::kCa>(p, vec, nvalid);
         else
-          gk[q] = load_pack_cs<T, Ld::kCg>(p, vec, nvalid, false);
+          gk[q] = load_pack<T, Ld::kCg>(p, vec, nvalid);
       }
 #pragma unroll
       for (int q = 0; q < DB; ++q) {
@@ -917,7 +846,7 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
             pb += __shfl_xor_sync(kFullMask, pb, o);
           }
           if (tc == 0 && c < C) {
-            A* pp = args.partial + static_cast<long long>(job.g) * 2 * C;
+            A* pp = args.partial + static_cast<long long>(tile) * 2 * C;
             pp[c] = pg;
             pp[C + c] = pb;
           }
@@ -944,7 +873,6 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
     s_abc[2][tid] = c_;
   }
   named_barrier(kBarAll, G::NTT);  // a_t, b_t, c_t ready
-  if (!job.norm) return;           // STATS: the scan warp publishes
   named_barrier(kBarAll, G::NTT);  // suffix sums ready
 
   // ---- dx = r * g - (x - K) * S_b + (P - S_a) ----
@@ -960,8 +888,7 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
   T* dxb = args.dx + bofs;
   for (int ch = 0; ch < args.nchunks; ++ch) {
     const int c0 = ch * G::CR;
-    const bool cs = split;
-    if (!once) cln_load_chunk<G, Ld::kCg>(xk, xb, C, L, c0, tr, tt, vec, nvalid, cs);
+    if (!once) cln_load_chunk<G, Ld::kCg>(xk, xb, C, L, c0, tr, tt, vec, nvalid);
 #pragma unroll
     for (int rb = 0; rb < R; rb += DB) {
       if constexpr (!KEEP_DY) {
@@ -973,12 +900,12 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
           if (!(c < C && nvalid > 0))
             gk[q] = make_uint4(0u, 0u, 0u, 0u);
           else if (once)
-            gk[q] = load_pack_cs<T, Ld::kCa>(p, vec, nvalid, cs);
+            gk[q] = load_pack<T, Ld::kCa>(p, vec, nvalid);
           else
-            gk[q] = load_pack_cs<T, Ld::kCg>(p, vec, nvalid, cs);
+            gk[q] = load_pack<T, Ld::kCg>(p, vec, nvalid);
         }
       } else if (!once) {
-        cln_load_chunk<G, Ld::kCg>(gk, dyb, C, L, c0, tr, tt, vec, nvalid, cs);
+        cln_load_chunk<G, Ld::kCg>(gk, dyb, C, L, c0, tr, tt, vec, nvalid);
       }
 #pragma unroll
       for (int q = 0; q < DB; ++q) {
@@ -993,7 +920,7 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
             const A xv = Elem<T>::get(xk[r], k);
             out[k] = rs[k] * (Elem<T>::get(gk[q], k) * gm) - (xv - K) * Sb[k] + U[k];
           }
-          store_pack_cs<T>(dxb + static_cast<long long>(c) * L + tt, out, vec, nvalid, cs);
+          store_pack<T>(dxb + static_cast<long long>(c) * L + tt, out, vec, nvalid);
         }
       }
       // Bound the registers: the next batch of dy loads is not hoisted above

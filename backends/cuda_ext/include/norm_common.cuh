@@ -331,31 +331,4 @@ __device__ __forceinline__ A* dynamic_smem() {
 }
 #endif
 
-// ---------------------------------------------------------------------------
-// Loads and stores that can be marked "last use" at run time: ld.global.cs /
-// st.global.cs (streaming: evict first in L1 and L2) when `cs`, else the
-// usual form.  A predicate rather than an L2 createpolicy operand: a 64-bit
-// policy register live across the tile loops made ptxas spill in the
-// 64- and 128-register configurations of cLN.
-// ---------------------------------------------------------------------------
-template <typename T, Ld H>
-__device__ __forceinline__ uint4 load_pack_cs(const T* p, bool vec, int nvalid, bool cs) {
-  if (vec && cs) return __ldcs(reinterpret_cast<const uint4*>(p));
-  return load_pack<T, H>(p, vec, nvalid);
-}
-
-template <typename T, typename A>
-__device__ __forceinline__ void store_pack_cs(T* p, const A (&v)[PackInfo<T>::V], bool vec,
-                                              int nvalid, bool cs) {
-  constexpr int V = PackInfo<T>::V;
-  if (vec && cs) {
-    uint4 u;
-#pragma unroll
-    for (int k = 0; k < V; ++k) Elem<T>::put(u, k, v[k]);
-    __stcs(reinterpret_cast<uint4*>(p), u);
-  } else {
-    store_pack<T>(p, v, vec, nvalid);
-  }
-}
-
 }  // namespace normk
