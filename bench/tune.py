@@ -56,8 +56,9 @@ SEED_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
 RMS_BWD_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
     "triton": {
         "default": {},
-        "stages1": {"RMS_BWD_STAGES": 1},
-        "stages3": {"RMS_BWD_STAGES": 3},
+        "stages1": {"RMS_BWD_STAGES": 1, "RMS_BWD_STAGES_16BIT": 1},
+        "stages2": {"RMS_BWD_STAGES": 2, "RMS_BWD_STAGES_16BIT": 2},
+        "stages3": {"RMS_BWD_STAGES": 3, "RMS_BWD_STAGES_16BIT": 3},
         "resident32": {"RMS_BWD_RESIDENT_WARPS": 32},
     },
     "cuda_ext": {"default": {}},
@@ -130,9 +131,13 @@ def rms_case(backend: str, shape, dtype, mode) -> tuple[float, int]:
 
     def step():
         y = common.rmsnorm(xr, wr, backend=backend)
-        torch.autograd.grad(y, [xr, wr], dy)
+        return torch.autograd.grad(y, [xr, wr], dy)
 
-    step()
+    # Gradients checked against float64 autograd through the eager backend.
+    x64, w64 = (t.detach().double().requires_grad_(True) for t in (x, w))
+    refs = torch.autograd.grad(common.rmsnorm(x64, w64, backend="eager"), [x64, w64], dy.double())
+    for name, got, want in zip(("dx", "dw"), step(), refs):
+        assert_close(name, got, want, 2 * tolerance(dtype, M if name == "dw" else N))
     return t_ms(step), 5
 
 

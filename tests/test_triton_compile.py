@@ -21,8 +21,11 @@ import pytest
 pytest.importorskip("triton")
 
 
-def compile_for_sm90(fn, ints: dict[str, int], const: dict[str, object], num_warps: int) -> None:
-    """Compile ``fn`` (a JITFunction) for sm_90 as the GPU launcher would specialize it."""
+def compile_for_sm90(
+    fn, ints: dict[str, int], const: dict[str, object], num_warps: int, dtype: str = "fp32"
+) -> int:
+    """Compile ``fn`` (a JITFunction) for sm_90 as the GPU launcher would specialize it;
+    returns the shared memory it needs (bytes)."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
@@ -35,8 +38,8 @@ def compile_for_sm90(fn, ints: dict[str, int], const: dict[str, object], num_war
             sig[p] = "constexpr"
         elif p in ("scr_ptr", "cnt_ptr"):
             sig[p] = "*i64"
-        elif p in ("x_ptr", "y_ptr", "dy_ptr", "dx_ptr"):
-            sig[p] = "*fp32"
+        elif p in ("x_ptr", "y_ptr", "dy_ptr", "dx_ptr", "w_ptr"):
+            sig[p] = f"*{dtype}"
         elif p.endswith("_ptr"):
             sig[p] = "*fp32"
         elif p == "eps":
@@ -48,14 +51,20 @@ def compile_for_sm90(fn, ints: dict[str, int], const: dict[str, object], num_war
     constexprs = {(params.index(k),): v for k, v in const.items()}
     constexprs.update({(params.index(k),): 1 for k, v in ints.items() if v == 1})
     src = ASTSource(fn=fn, signature=sig, constexprs=constexprs, attrs=attrs)
-    triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": num_warps})
+    stages = const.get("NUM_STAGES", 3)
+    options = {"num_warps": num_warps, "num_stages": stages}
+    kernel = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=options)
+    return int(kernel.metadata.shared)
 
 
-def _compile(kernel: str, ints: dict[str, int], const: dict[str, object], num_warps: int) -> None:
+def _compile(
+    kernel: str, ints: dict[str, int], const: dict[str, object], num_warps: int, dtype: str = "fp32"
+) -> int:
     code = (
         "from backends.triton import kernels as K\n"
         "from tests.test_triton_compile import compile_for_sm90\n"
-        f"compile_for_sm90(K.{kernel}, {ints!r}, {const!r}, {num_warps})\n"
+        f"print('SHARED', compile_for_sm90(K.{kernel}, {ints!r}, {const!r}, {num_warps}, "
+        f"{dtype!r}))\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -67,6 +76,7 @@ def _compile(kernel: str, ints: dict[str, int], const: dict[str, object], num_wa
         if any("ptxas" in line and "not found" in line for line in err):
             pytest.skip("no ptxas for sm_90 in this Triton")
         raise AssertionError(f"{kernel} failed to compile for sm_90:\n" + "\n".join(err[-25:]))
+    return int(proc.stdout.split("SHARED")[-1].split()[0])
 
 
 SIZES = [
@@ -109,3 +119,22 @@ def test_cln_backward_compiles(ints):
         RUN=4,
     )
     _compile("_cln_bwd_kernel", ints, const, num_warps=4)
+
+
+# sm_90: at most 227 KiB of shared memory per block.
+SM90_SMEM = 227 * 1024
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "fp32"])
+def test_rmsnorm_backward_pipeline_fits_shared_memory(dtype):
+    """The widest single-pass backward row (RMS_BWD_MAX_BLOCK_N) at the stage count the
+    launcher uses for that dtype must fit an SM's shared memory."""
+    import importlib
+
+    K = importlib.import_module("backends.triton.kernels")  # the constants only
+    n = K.RMS_BWD_MAX_BLOCK_N
+    stages = K.RMS_BWD_STAGES_16BIT if dtype == "bf16" else K.RMS_BWD_STAGES
+    const = dict(HAS_W=True, HAS_DW=True, HAS_C=False, ROWS=1, BLOCK_N=n, NUM_STAGES=stages)
+    ints = {"M": 4096, "N": n, "stride_x": n, "rows_per_prog": 32}
+    shared = _compile("_rms_bwd_kernel", ints, const, num_warps=16, dtype=dtype)
+    assert 0 < shared <= SM90_SMEM, f"{dtype} N={n} stages={stages}: {shared} B of shared memory"

@@ -148,8 +148,13 @@ RMS_ROW_TILE = 4096
 RMS_BWD_RESIDENT_WARPS = 16
 RMS_BWD_MIN_ROWS_PER_PROG = 4
 #: Software pipelining of the backward row loop (cp.async prefetch of the next rows into
-#: shared memory): 2 = one row ahead (32 KiB smem per CTA for fp32 N=4096).
+#: shared memory): 2 = one row ahead (32 KiB smem per CTA for fp32 N=4096).  16-bit inputs
+#: take 3 (two rows ahead): bf16 fwd+bwd 0.82 -> 0.91 of copy bandwidth at (32768, 4096),
+#: 0.77 -> 0.92 at (16384, 8192), 37.0 -> 33.1 us at (2048, 4096) (H200, bench/tune.py
+#: "stages3", nvidia-h200-s3-tune-rmsnorm-bf16.log).  fp32 stays at 2: 3 stages of N = 16384
+#: need 256 KiB of shared memory (offline ptxas), more than an SM has.
 RMS_BWD_STAGES = 2
+RMS_BWD_STAGES_16BIT = 3
 
 #: Diagnostics only (bench/ablate_cln.py; results are WRONG when > 0): the cLN forward skips
 #: 1 = the wait for / reduction of earlier aggregates, 2 = also the per-frame statistics,
@@ -1214,7 +1219,7 @@ def rmsnorm_backward(
         HAS_C=looped,
         ROWS=rows,
         BLOCK_N=block_n,
-        NUM_STAGES=RMS_BWD_STAGES,
+        NUM_STAGES=RMS_BWD_STAGES_16BIT if x.element_size() == 2 else RMS_BWD_STAGES,
         num_warps=num_warps,
     )
     if dw is not None:
