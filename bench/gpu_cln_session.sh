@@ -5,20 +5,7 @@
 # Steps run in priority order, each under its own time limit, so that a slow step cannot take
 # the ones before it down.  Logs and results go to $OUT (the device tool brings them back).
 set -uo pipefail
-OUT=${OUT:-out}; mkdir -p "$OUT"
-if compgen -G ".whl/*.whl" >/dev/null; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=/tmp/site:$PWD
-else
-  export PYTHONPATH=$PWD
-fi
-export TORCH_EXTENSIONS_DIR=$PWD/.torch_extensions PYTHONUNBUFFERED=1
-unset TRITON_INTERPRET NUMBA_ENABLE_CUDASIM
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
-t0=$(date +%s)
-timeout 200 python3 -c "import backends.cuda_ext.kernels as k; k.extension()" 2>&1 | tail -3
-echo "cuda_ext build: $(( $(date +%s) - t0 )) s" | tee -a "$OUT/gpu.txt"
+source bench/gpu_env.sh
 timeout -s KILL ${T_CUDA_TESTS:-150} python3 -m pytest tests/test_cln.py tests/test_devices.py \
   tests/test_errors.py tests/test_negative_controls.py --backend cuda_ext -q -rs \
   > "$OUT/test_cuda_ext.log" 2>&1; tail -3 "$OUT/test_cuda_ext.log"

@@ -4,19 +4,7 @@
 #   bash bench/gpu_final.sh
 # Steps run in priority order, each under its own time limit; logs go to $OUT.
 set -uo pipefail
-OUT=${OUT:-out}; mkdir -p "$OUT"
-if compgen -G ".whl/*.whl" >/dev/null; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=/tmp/site:$PWD
-else
-  export PYTHONPATH=$PWD
-fi
-export TORCH_EXTENSIONS_DIR=$PWD/.torch_extensions PYTHONUNBUFFERED=1
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
-t0=$(date +%s)
-timeout 200 python3 -c "import backends.cuda_ext.kernels as k; k.extension()" 2>&1 | tail -3
-echo "cuda_ext build: $(( $(date +%s) - t0 )) s" | tee -a "$OUT/gpu.txt"
+source bench/gpu_env.sh
 # The CPU emulator self-test of cuda_ext is a CPU test (CI runs it); it is left out here.
 PYTEST_ADDOPTS="--deselect tests/test_cuda_ext_build.py::test_kernels_on_cpu_emulator" \
   timeout -s KILL ${T_TESTS:-300} make test-all PY=python3 > "$OUT/test-all.log" 2>&1

@@ -3,24 +3,8 @@
 #   bash bench/gpu_session.sh            # make test-all && make bench (targets, fp32+bf16)
 #   BENCH_ARGS="..." bash bench/gpu_session.sh
 # Logs and results go to $OUT (the device tool brings them back), else ./out.
-# That machine has CUDA torch/triton/cupy/numba but numpy 2.5 (breaks numba-cuda):
-# the wheels in .whl/ (../shared/tools/gpu-wheels.sh) fix that and add Liger-Kernel.
 set -uo pipefail
-OUT=${OUT:-out}; mkdir -p "$OUT"
-if compgen -G ".whl/*.whl" >/dev/null; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=/tmp/site:$PWD
-else
-  export PYTHONPATH=$PWD
-fi
-export TORCH_EXTENSIONS_DIR=$PWD/.torch_extensions PYTHONUNBUFFERED=1
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv \
-  | tee "$OUT/gpu.txt"
-t0=$(date +%s)
-# Build the CUDA extension first so its one-time compile is not inside a test's timeout.
-python3 -c "import backends.cuda_ext.kernels as k; k.extension()" 2>&1 | tail -3
-echo "cuda_ext build: $(( $(date +%s) - t0 )) s" | tee -a "$OUT/gpu.txt"
+source bench/gpu_env.sh
 set -o pipefail
 timeout ${TEST_TIMEOUT:-330} make test-all PY=python3 PYTEST_ADDOPTS="${PYTEST_ADDOPTS:-}" 2>&1 | tee "$OUT/test.log" | tail -15
 rc=$?

@@ -46,6 +46,8 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
     },
     "cuda_ext": {
         "default": {},
+        "G128": {"CLN_GROUP_TILES": 128},
+        "G512": {"CLN_GROUP_TILES": 512},
         "G1024": {"CLN_GROUP_TILES": 1024},
     },
 }

@@ -85,40 +85,23 @@ SIZES = [
 ]
 
 
-@pytest.mark.parametrize("ints", SIZES, ids=["ones", "target"])
-def test_cln_forward_compiles(ints):
-    const = dict(
-        HAS_STATE=True,
-        HAS_GAMMA=True,
-        HAS_BETA=True,
-        BLOCK_C=2 if ints["C"] == 1 else 512,
-        BT=2 if ints["C"] == 1 else 16,
-        NUM_CB=1,
-        SCR_OFF=16,
-        G=128,
-        CHUNK=128,
-        RUN=4,
-        ABLATE=0,
-    )
-    _compile("_cln_fwd_kernel", ints, const, num_warps=4)
+FWD_FLAGS = {"HAS_STATE": True, "HAS_GAMMA": True, "HAS_BETA": True}
+BWD_FLAGS = {"HAS_COUNT": True, "HAS_GAMMA": True, "HAS_DG": True, "HAS_DB": True}
+
+
+KERNELS = [("_cln_fwd_kernel", FWD_FLAGS), ("_cln_bwd_kernel", BWD_FLAGS)]
 
 
 @pytest.mark.parametrize("ints", SIZES, ids=["ones", "target"])
-def test_cln_backward_compiles(ints):
-    const = dict(
-        HAS_COUNT=True,
-        HAS_GAMMA=True,
-        HAS_DG=True,
-        HAS_DB=True,
-        BLOCK_C=2 if ints["C"] == 1 else 512,
-        BT=2 if ints["C"] == 1 else 16,
-        NUM_CB=1,
-        SCR_OFF=16,
-        G=128,
-        CHUNK=128,
-        RUN=4,
-    )
-    _compile("_cln_bwd_kernel", ints, const, num_warps=4)
+@pytest.mark.parametrize("kernel, flags", KERNELS, ids=["fwd", "bwd"])
+def test_cln_kernels_compile(kernel, flags, ints):
+    one = ints["C"] == 1
+    tile = dict(BLOCK_C=2 if one else 512, BT=2 if one else 16, NUM_CB=1, SCR_OFF=16)
+    prefix = dict(G=128, CHUNK=128, RUN=4)
+    const = {**flags, **tile, **prefix}
+    if kernel == "_cln_fwd_kernel":
+        const["ABLATE"] = 0
+    _compile(kernel, ints, const, num_warps=4)
 
 
 # sm_90: at most 227 KiB of shared memory per block.

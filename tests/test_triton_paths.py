@@ -14,7 +14,6 @@ default schedule at small tiles) and under the interpreter.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
 
 import pytest
 import torch
@@ -48,23 +47,13 @@ def tdevice() -> torch.device:
     return torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
 
 
-@contextlib.contextmanager
-def schedule(name: str) -> Iterator[None]:
+def schedule(name: str) -> contextlib.AbstractContextManager[None]:
     from backends.triton import kernels as K
+    from bench.tune import knobs
 
-    knobs = dict(SCHEDULES[name])
     # Small tiles, so that these shapes span many tiles per sequence.
-    knobs.setdefault("CLN_FWD_TILE", 128)
-    knobs.setdefault("CLN_BWD_TILE", 128)
-    knobs.setdefault("CLN_MIN_ROW_BYTES", 8)
-    old = {k: getattr(K, k) for k in knobs}
-    for k, v in knobs.items():
-        setattr(K, k, v)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            setattr(K, k, v)
+    small = {"CLN_FWD_TILE": 128, "CLN_BWD_TILE": 128, "CLN_MIN_ROW_BYTES": 8}
+    return knobs(K, {**small, **SCHEDULES[name]})
 
 
 @pytest.mark.parametrize("name", list(SCHEDULES))

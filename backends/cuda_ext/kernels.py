@@ -20,8 +20,9 @@ needed (a minute or so) and caches on disk:
 
 Run ``python -m backends.cuda_ext.kernels --selftest`` on a CUDA machine to
 compare every function with :mod:`common.eager` (float64) and print relative
-errors; ``--bench`` prints bandwidth figures for the target shapes; ``--sweep``
-times cLN over a grid of the group size ``CLN_GROUP_TILES`` (see :func:`cln_knobs`).
+errors; ``--bench`` prints bandwidth figures for the target shapes.  Knob
+sweeps (e.g. the group size ``CLN_GROUP_TILES``) live in ``python -m bench.tune
+--backend cuda_ext``.
 """
 
 from __future__ import annotations
@@ -540,43 +541,12 @@ def bench(device: torch.device | None = None) -> None:
             line(f"{tag} fwd+bwd", 5 * size, tf + tb)
 
 
-def sweep_cln(device: torch.device | None = None) -> None:
-    """Time the cLN target shapes over a grid of CLN_GROUP_TILES (no rebuild)."""
-    dev = device or torch.device("cuda", torch.cuda.current_device())
-    src = torch.empty(1 << 28, dtype=torch.uint8, device=dev)
-    dst = torch.empty_like(src)
-    copy_bw = 2 * src.numel() / (_time_ms(lambda: dst.copy_(src)) * 1e-3)
-    print(f"copy bandwidth {copy_bw / 1e9:.0f} GB/s")
-    groups = (64, 128, 256, 512, 1024)
-    for dtype in (torch.float32, torch.bfloat16):
-        acc = acc_dtype(dtype)
-        for B, C, T in ((16, 512, 4000), (4, 256, 16000), (2, 128, 64000), (80, 64, 301)):
-            x = torch.randn(B, C, T, device=dev).to(dtype)
-            gm = torch.ones(C, device=dev, dtype=dtype)
-            y, dx, dy = torch.empty_like(x), torch.empty_like(x), torch.randn_like(x)
-            mean = torch.empty(B, T, device=dev, dtype=acc)
-            rstd, m2 = torch.empty_like(mean), torch.empty(B, device=dev, dtype=acc)
-            dg, db = torch.empty(C, device=dev, dtype=acc), torch.empty(C, device=dev, dtype=acc)
-            size = x.numel() * x.element_size()
-            for group in groups:
-                with cln_knobs(group_tiles=group):
-                    tf = _time_ms(lambda: cln_forward(x, gm, gm, 1e-8, None, y, mean, rstd, m2))  # noqa: B023
-                    tb = _time_ms(lambda: cln_backward(dy, x, gm, mean, rstd, None, dx, dg, db))  # noqa: B023
-                mode = f"G={group}"
-                fwd, bwd = 2 * size / (tf * 1e-3) / copy_bw, 3 * size / (tb * 1e-3) / copy_bw
-                print(
-                    f"cln {str(dtype)[6:]:<8} {str((B, C, T)):<18} {mode:<20} "
-                    f"fwd {tf * 1e3:8.1f} us {fwd:6.3f}  bwd {tb * 1e3:8.1f} us {bwd:6.3f}"
-                )
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--selftest", action="store_true", help="compare with common.eager")
     ap.add_argument("--bench", action="store_true", help="bandwidth of the target shapes")
-    ap.add_argument("--sweep", action="store_true", help="cLN over a grid of CLN_GROUP_TILES")
     args = ap.parse_args(argv)
-    if not (args.selftest or args.bench or args.sweep):
+    if not (args.selftest or args.bench):
         ap.print_help()
         return 2
     try:
@@ -589,8 +559,6 @@ def main(argv: list[str] | None = None) -> int:
         ok = selftest()
     if args.bench:
         bench()
-    if args.sweep:
-        sweep_cln()
     return 0 if ok else 1
 
 

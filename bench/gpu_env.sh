@@ -1,0 +1,19 @@
+# Sourced by the bench/gpu_*.sh scripts: the environment of one call on the GPU machine.
+# That machine has CUDA torch/triton/cupy/numba but numpy 2.5 (breaks numba-cuda): the wheels
+# in .whl/ (../shared/tools/gpu-wheels.sh) fix that and add Liger-Kernel.
+OUT=${OUT:-out}; mkdir -p "$OUT"
+if compgen -G ".whl/*.whl" >/dev/null; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .whl/*.whl || exit 1
+  export PYTHONPATH=/tmp/site:$PWD
+else
+  export PYTHONPATH=$PWD
+fi
+export TORCH_EXTENSIONS_DIR=$PWD/.torch_extensions PYTHONUNBUFFERED=1
+unset TRITON_INTERPRET NUMBA_ENABLE_CUDASIM
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv \
+  | tee "$OUT/gpu.txt"
+# Build the CUDA extension first, so its one-time compile is not inside a test's time limit.
+t0=$(date +%s)
+timeout 200 python3 -c "import backends.cuda_ext.kernels as k; k.extension()" 2>&1 | tail -3
+echo "cuda_ext build: $(( $(date +%s) - t0 )) s" | tee -a "$OUT/gpu.txt"
