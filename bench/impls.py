@@ -68,7 +68,7 @@ class Impl:
     build: Callable[[], ForwardFn] | None = None  # None: not runnable (see reason)
 
 
-def _backend_fn(op: str, name: str) -> ForwardFn:
+def backend_fn(op: str, name: str) -> ForwardFn:
     if op == "cln":
 
         def f(x: Tensor, p: Params) -> Tensor:
@@ -96,7 +96,7 @@ def backend_impl(op: str, name: str, dtype: torch.dtype, device: torch.device) -
             f"{name} does not declare {op} {'/'.join(missing)} for "
             f"{str(dtype).removeprefix('torch.')} on {device.type}"
         )
-    return Impl(name, "backend", op, fwd, bwd, reason, lambda: _backend_fn(op, name))
+    return Impl(name, "backend", op, fwd, bwd, reason, lambda: backend_fn(op, name))
 
 
 def _eager_peer(op: str) -> ForwardFn:

@@ -223,7 +223,7 @@ class _Group:
     grad_names: list[str]
 
 
-def _make_group(
+def make_group(
     op: str,
     shape: Shape,
     dtype: torch.dtype,
@@ -544,7 +544,7 @@ def run(
         ndy = max((n_copies(BYTES_FACTOR[m] * size, size, l2) for m in bwd_modes), default=0)
         say(f"{op} {fmt_shape(shape)} {dtype_name(dtype)}: inputs and float64 reference")
         try:
-            g = _make_group(op, shape, dtype, dev, cfg.seed + 7919 * gi, ncopy, ndy)
+            g = make_group(op, shape, dtype, dev, cfg.seed + 7919 * gi, ncopy, ndy)
         except Exception as exc:  # e.g. out of memory: report and go on
             notes.append(f"{op} {fmt_shape(shape)} {dtype_name(dtype)}: skipped ({_short(exc)})")
             step(len(impls) * len(cfg.modes))

@@ -119,7 +119,7 @@ def _group(case: BenchCase, seed: int) -> Any:
         size = math.prod(case.shape) * case.dtype.itemsize
         l2 = runner.l2_cache_bytes(DEVICE)
         ncopy = runner.n_copies(2 * size, size, l2)
-        _group_cache[key] = runner._make_group(
+        _group_cache[key] = runner.make_group(
             case.op, case.shape, case.dtype, DEVICE, seed, ncopy, max(1, ncopy)
         )
     return _group_cache[key]

@@ -4,7 +4,8 @@
 
 Each variant sets module constants of the backend's kernel module (Triton:
 ``backends.triton.kernels``; CUDA: ``backends.cuda_ext.kernels``; both read
-them at call time), checks the result against the float64 reference, then
+them at call time), checks the outputs (and gradients) against the float64
+references of the benchmark (``bench.runner.make_group``), then
 times it with the benchmark's own timer (``bench.timing``, CUDA-graph replay:
 kernel time; see bench/results/NOTES.md section 1 for why).  The copy
 bandwidth is measured in the same run by the benchmark's ``copy_bandwidth``;
@@ -17,16 +18,17 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import random
 import sys
 from collections.abc import Callable, Iterator
 from types import ModuleType
 
 import torch
 
-import common
+from bench.impls import backend_fn
+from bench.runner import make_group
 from bench.timing import copy_bandwidth, side_stream, time_steps
-from common.reference import cln_reference, rmsnorm_reference
-from common.testing import assert_close, tolerance
+from common.testing import assert_close
 
 MODULES = {"triton": "backends.triton.kernels", "cuda_ext": "backends.cuda_ext.kernels"}
 
@@ -90,56 +92,25 @@ def t_ms(fn: Callable[[], object]) -> float:
         return time_steps([fn], dev, budget_s=0.15, cuda_graph=True).median_us / 1e3
 
 
-def cln_case(backend: str, shape, dtype, mode) -> tuple[float, int]:
-    B, C, T = shape
-    x = (torch.randn(shape, device="cuda") + 0.5).to(dtype)
-    g = torch.rand(C, device="cuda") + 0.5
-    b = torch.randn(C, device="cuda")
-    dy = torch.randn(shape, device="cuda").to(dtype)
+def case(backend: str, op: str, shape, dtype, mode) -> tuple[float, int]:
+    """Check ``backend`` against the float64 references of the benchmark (the same inputs,
+    references and tolerances as ``python -m bench``), then time it; -> (ms, bytes factor)."""
+    dev = torch.device("cuda")
+    g = make_group(op, shape, dtype, dev, random.randrange(2**31), 1, 0 if mode == "fwd" else 1)
+    fn = backend_fn(op, backend)
+    x, params = g.xs[0], g.params
     if mode == "fwd":
-        y = common.cln(x, g, b, backend=backend)
-        assert_close("fwd", y, cln_reference(x, g, b), tolerance(dtype, C * T, 0.5))
         with torch.no_grad():
-            return t_ms(lambda: common.cln(x, g, b, backend=backend)), 2
-    xr = x.clone().requires_grad_(True)
-    gr = g.clone().requires_grad_(True)
-    br = b.clone().requires_grad_(True)
+            assert_close("y", fn(x, params), g.ref_y, g.tol_y)
+            return t_ms(lambda: fn(x, params)), 2
+    leaves = [t.clone().requires_grad_(True) for t in (x, *params)]
+    dy = g.dys[0]
 
     def step():
-        y = common.cln(xr, gr, br, backend=backend)
-        return torch.autograd.grad(y, [xr, gr, br], dy)
+        return torch.autograd.grad(fn(leaves[0], tuple(leaves[1:])), leaves, dy)
 
-    # Gradients checked against float64 autograd through the eager backend.
-    x64, g64, b64 = (t.detach().double().requires_grad_(True) for t in (x, g, b))
-    refs = torch.autograd.grad(common.cln(x64, g64, b64, backend="eager"), [x64, g64, b64],
-                               dy.double())
-    for name, got, want in zip(("dx", "dgamma", "dbeta"), step(), refs):
-        assert_close(name, got, want, 2 * tolerance(dtype, C * T, 0.5))
-    return t_ms(step), 5
-
-
-def rms_case(backend: str, shape, dtype, mode) -> tuple[float, int]:
-    M, N = shape
-    x = torch.randn(shape, device="cuda").to(dtype)
-    w = (torch.rand(N, device="cuda") + 0.5).to(dtype)
-    dy = torch.randn(shape, device="cuda").to(dtype)
-    if mode == "fwd":
-        y = common.rmsnorm(x, w, backend=backend)
-        assert_close("fwd", y, rmsnorm_reference(x, w), tolerance(dtype, N))
-        with torch.no_grad():
-            return t_ms(lambda: common.rmsnorm(x, w, backend=backend)), 2
-    xr = x.clone().requires_grad_(True)
-    wr = w.clone().requires_grad_(True)
-
-    def step():
-        y = common.rmsnorm(xr, wr, backend=backend)
-        return torch.autograd.grad(y, [xr, wr], dy)
-
-    # Gradients checked against float64 autograd through the eager backend.
-    x64, w64 = (t.detach().double().requires_grad_(True) for t in (x, w))
-    refs = torch.autograd.grad(common.rmsnorm(x64, w64, backend="eager"), [x64, w64], dy.double())
-    for name, got, want in zip(("dx", "dw"), step(), refs):
-        assert_close(name, got, want, 2 * tolerance(dtype, M if name == "dw" else N))
+    for name, got, want, tol in zip(g.grad_names, step(), g.ref_grads, g.tol_grads):
+        assert_close(name, got, want, tol)
     return t_ms(step), 5
 
 
@@ -156,10 +127,9 @@ def main() -> int:
     print(f"copy bandwidth {bw / 1e9:.0f} GB/s  (torch {torch.__version__})", flush=True)
 
     def run(backend, op, shape, dtype, mode, name, kw):
-        fn = cln_case if op == "cln" else rms_case
         try:
             with knobs(importlib.import_module(MODULES[backend]), kw):
-                ms, factor = fn(backend, shape, dtype, mode)
+                ms, factor = case(backend, op, shape, dtype, mode)
         except Exception as exc:  # report and go on: a sweep should not die on one variant
             print(f"{backend} {op} {shape} {dtype} {mode} {name}: FAILED "
                   f"{type(exc).__name__}: {str(exc)[:300]}", flush=True)
