@@ -338,6 +338,14 @@ def _last3(sn, sm, sM, BT: tl.constexpr):
 
 
 @triton.jit
+def _cblock(cb, offs_c, offs_t, tmask, C, T, BLOCK_C: tl.constexpr):
+    """Channel block ``cb`` of a tile: channels, their mask, the tile mask and offsets."""
+    cc = cb * BLOCK_C + offs_c
+    cmask = cc < C
+    return cc, cmask, cmask[:, None] & tmask[None, :], cc[:, None] * T + offs_t[None, :]
+
+
+@triton.jit
 def _cln_fwd_kernel(
     x_ptr,
     y_ptr,
@@ -390,9 +398,7 @@ def _cln_fwd_kernel(
 
     # ---- per-frame statistics (n, mean, M2) of this tile ------------------------------
     if NUM_CB == 1:
-        cmask = offs_c < C
-        mask = cmask[:, None] & tmask[None, :]
-        offs = offs_c[:, None] * T + offs_t[None, :]
+        cc, cmask, mask, offs = _cblock(0, offs_c, offs_t, tmask, C, T, BLOCK_C)
         x = tl.load(x_base + offs, mask=mask, other=0.0).to(tl.float32)
         fn = tl.where(tmask, C, 0).to(tl.float32)
         if ABLATE >= 2:
@@ -408,10 +414,8 @@ def _cln_fwd_kernel(
         fm = tl.zeros([BT], tl.float32)
         fM = tl.zeros([BT], tl.float32)
         for cb in range(NUM_CB):
-            cc = cb * BLOCK_C + offs_c
-            cmask = cc < C
-            mask = cmask[:, None] & tmask[None, :]
-            xb = tl.load(x_base + cc[:, None] * T + offs_t[None, :], mask=mask, other=0.0)
+            cc, cmask, mask, offs = _cblock(cb, offs_c, offs_t, tmask, C, T, BLOCK_C)
+            xb = tl.load(x_base + offs, mask=mask, other=0.0)
             xb = xb.to(tl.float32)
             nc = tl.minimum(C - cb * BLOCK_C, BLOCK_C)
             bm = tl.sum(xb, axis=0) / nc
@@ -446,10 +450,7 @@ def _cln_fwd_kernel(
     tl.store(mean_ptr + st_offs, m_t, mask=tmask)
     tl.store(rstd_ptr + st_offs, r_t, mask=tmask)
     for cb in range(NUM_CB):
-        cc = cb * BLOCK_C + offs_c
-        cmask = cc < C
-        mask = cmask[:, None] & tmask[None, :]
-        offs = cc[:, None] * T + offs_t[None, :]
+        cc, cmask, mask, offs = _cblock(cb, offs_c, offs_t, tmask, C, T, BLOCK_C)
         if NUM_CB == 1:
             xb = x  # the tile is still in registers
         else:
@@ -572,9 +573,7 @@ def _cln_bwd_kernel(
 
     # ---- per-frame G1 = sum_c g, G2 = sum_c g*xhat (+ dgamma/dbeta partials) -----------
     if NUM_CB == 1:
-        cmask = offs_c < C
-        mask = cmask[:, None] & tmask[None, :]
-        offs = offs_c[:, None] * T + offs_t[None, :]
+        cc, cmask, mask, offs = _cblock(0, offs_c, offs_t, tmask, C, T, BLOCK_C)
         x = tl.load(x_base + offs, mask=mask, other=0.0).to(tl.float32)
         dy = tl.load(dy_base + offs, mask=mask, other=0.0).to(tl.float32)
         # One tile-sized temporary u = dy*(x-mu): G2 = r*sum_c gamma*u and the dgamma partial
@@ -595,10 +594,7 @@ def _cln_bwd_kernel(
         G1 = tl.zeros([BT], tl.float32)
         G2 = tl.zeros([BT], tl.float32)
         for cb in range(NUM_CB):
-            cc = cb * BLOCK_C + offs_c
-            cmask = cc < C
-            mask = cmask[:, None] & tmask[None, :]
-            offs = cc[:, None] * T + offs_t[None, :]
+            cc, cmask, mask, offs = _cblock(cb, offs_c, offs_t, tmask, C, T, BLOCK_C)
             xb = tl.load(x_base + offs, mask=mask, other=0.0).to(tl.float32)
             dyb = tl.load(dy_base + offs, mask=mask, other=0.0).to(tl.float32)
             ub = dyb * (xb - mu[None, :])
@@ -632,10 +628,7 @@ def _cln_bwd_kernel(
 
     # ---- dx = r*g - S_a - (x-K)*S_b + P ------------------------------------------------
     for cb in range(NUM_CB):
-        cc = cb * BLOCK_C + offs_c
-        cmask = cc < C
-        mask = cmask[:, None] & tmask[None, :]
-        offs = cc[:, None] * T + offs_t[None, :]
+        cc, cmask, mask, offs = _cblock(cb, offs_c, offs_t, tmask, C, T, BLOCK_C)
         if NUM_CB == 1:
             xb = x  # still in registers
             dyb = dy
