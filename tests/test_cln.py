@@ -95,7 +95,7 @@ def test_causality(backend, device, shape):
     "shape", [(4, 512, 1000), (2, 128, 20000), (80, 64, 301), (2, 2000, 300)], ids=str
 )
 def test_large_shapes_gpu(backend, device, shape, dtype):
-    """GPU sizes (many tiles, long look-back) against the fast float64 reference."""
+    """GPU sizes (many tiles, long cross-tile prefixes) against the fast float64 reference."""
     if device.type != "cuda":
         pytest.skip("large shapes run on the GPU only")
     _skip_unsupported(backend, dtype, device, "cln_fwd")

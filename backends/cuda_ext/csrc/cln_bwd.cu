@@ -57,27 +57,15 @@ void bwd_impl(const ClnBwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) {
 }  // namespace
 
 size_t cln_bwd_workspace_bytes(const ClnBwdCall& c) {
-  size_t bytes = 0;
   const bool partials = c.dgamma != nullptr || c.dbeta != nullptr;
-  dispatch_types(c.dtype, c.param_dtype, "cln_backward", [&](auto tp) {
-    using T = typename decltype(tp)::T;
-    with_first_fit(typename BwdCfgs<T>::type{}, c.C, [&](auto cf) {
-      using Cf = decltype(cf);
-      using G = ClnGeom<T, Cf::TPR, Cf::R>;
-      const Plan p = plan(c.B, c.L, G::BT, c.group_tiles);
-      bytes = layout(sizeof(acc_t<T>), p.ntot, c.B * p.ngroups, c.C, partials).total;
-    });
-  });
-  return bytes;
+  return cln_workspace_bytes<BwdCfgs>(c, "cln_backward", partials);
 }
 
 void cln_bwd(const ClnBwdCall& c, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
-  dispatch_types(c.dtype, c.param_dtype, "cln_backward", [&](auto tp) {
+  with_cln_config<BwdCfgs>(c, "cln_backward", [&](auto tp, auto cf) {
     using T = typename decltype(tp)::T;
     using P = typename decltype(tp)::P;
-    with_first_fit(typename BwdCfgs<T>::type{}, c.C, [&](auto cf) {
-      bwd_impl<T, P, decltype(cf)>(c, workspace, workspace_bytes, stream);
-    });
+    bwd_impl<T, P, decltype(cf)>(c, workspace, workspace_bytes, stream);
   });
 }
 

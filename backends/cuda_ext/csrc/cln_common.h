@@ -139,5 +139,28 @@ inline void check_sizes(const char* op, long long B, long long C, long long L, l
                              "2^30 tiles)");
 }
 
+// f(tp, cf) with the call's element / parameter types (tp::T, tp::P) and the first
+// configuration of Cfgs<T> whose register chunk holds C (the last one, chunked, beyond).
+template <template <typename> class Cfgs, typename Call, typename F>
+void with_cln_config(const Call& c, const char* op, F&& f) {
+  dispatch_types(c.dtype, c.param_dtype, op, [&](auto tp) {
+    using T = typename decltype(tp)::T;
+    with_first_fit(typename Cfgs<T>::type{}, c.C, [&](auto cf) { f(tp, cf); });
+  });
+}
+
+// Workspace bytes of a cLN call; `partials`: the backward's dgamma / dbeta partials.
+template <template <typename> class Cfgs, typename Call>
+size_t cln_workspace_bytes(const Call& c, const char* op, bool partials) {
+  size_t bytes = 0;
+  with_cln_config<Cfgs>(c, op, [&](auto tp, auto cf) {
+    using T = typename decltype(tp)::T;
+    using Cf = decltype(cf);
+    const Plan p = plan(c.B, c.L, ClnGeom<T, Cf::TPR, Cf::R>::BT, c.group_tiles);
+    bytes = layout(sizeof(acc_t<T>), p.ntot, c.B * p.ngroups, c.C, partials).total;
+  });
+  return bytes;
+}
+
 }  // namespace cln_detail
 }  // namespace normk

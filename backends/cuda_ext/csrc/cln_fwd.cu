@@ -50,26 +50,14 @@ void fwd_impl(const ClnFwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) {
 }  // namespace
 
 size_t cln_fwd_workspace_bytes(const ClnFwdCall& c) {
-  size_t bytes = 0;
-  dispatch_types(c.dtype, c.param_dtype, "cln_forward", [&](auto tp) {
-    using T = typename decltype(tp)::T;
-    with_first_fit(typename FwdCfgs<T>::type{}, c.C, [&](auto cf) {
-      using Cf = decltype(cf);
-      using G = ClnGeom<T, Cf::TPR, Cf::R>;
-      const Plan p = plan(c.B, c.L, G::BT, c.group_tiles);
-      bytes = layout(sizeof(acc_t<T>), p.ntot, c.B * p.ngroups, c.C, false).total;
-    });
-  });
-  return bytes;
+  return cln_workspace_bytes<FwdCfgs>(c, "cln_forward", false);
 }
 
 void cln_fwd(const ClnFwdCall& c, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
-  dispatch_types(c.dtype, c.param_dtype, "cln_forward", [&](auto tp) {
+  with_cln_config<FwdCfgs>(c, "cln_forward", [&](auto tp, auto cf) {
     using T = typename decltype(tp)::T;
     using P = typename decltype(tp)::P;
-    with_first_fit(typename FwdCfgs<T>::type{}, c.C, [&](auto cf) {
-      fwd_impl<T, P, decltype(cf)>(c, workspace, workspace_bytes, stream);
-    });
+    fwd_impl<T, P, decltype(cf)>(c, workspace, workspace_bytes, stream);
   });
 }
 
