@@ -48,14 +48,26 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
     },
     "cuda_ext": {
         "default": {},
-        "G128": {"CLN_GROUP_TILES": 128},
-        "G512": {"CLN_GROUP_TILES": 512},
-        "G1024": {"CLN_GROUP_TILES": 1024},
+        "regs": {"CLN_STREAM_PPR": -1},
+        "S2": {"CLN_STREAM_STAGES": 2},
+        "S3": {"CLN_STREAM_STAGES": 3},
+        "ppr4 S2": {"CLN_STREAM_PPR": 4, "CLN_STREAM_STAGES": 2},
+        "ppr4 S3": {"CLN_STREAM_PPR": 4, "CLN_STREAM_STAGES": 3},
+        "ppr8 S2": {"CLN_STREAM_PPR": 8, "CLN_STREAM_STAGES": 2},
     },
 }
 SEED_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
     "triton": {"default": {}, "min_tiles1": {"CLN_MIN_TILES_PER_SM": 1}},
-    "cuda_ext": {"default": {}},
+    "cuda_ext": {
+        "default": {},
+        "regs": {"CLN_STREAM_PPR": -1},
+        "ppr4": {"CLN_STREAM_PPR": 4},
+        "ppr8": {"CLN_STREAM_PPR": 8},
+        "ppr16": {"CLN_STREAM_PPR": 16},
+        "S2": {"CLN_STREAM_STAGES": 2},
+        "ppr4 S2": {"CLN_STREAM_PPR": 4, "CLN_STREAM_STAGES": 2},
+        "ppr8 S2": {"CLN_STREAM_PPR": 8, "CLN_STREAM_STAGES": 2},
+    },
 }
 RMS_BWD_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
     "triton": {
@@ -131,13 +143,19 @@ def main() -> int:
             with knobs(importlib.import_module(MODULES[backend]), kw):
                 ms, factor = case(backend, op, shape, dtype, mode)
         except Exception as exc:  # report and go on: a sweep should not die on one variant
-            print(f"{backend} {op} {shape} {dtype} {mode} {name}: FAILED "
-                  f"{type(exc).__name__}: {str(exc)[:300]}", flush=True)
+            print(
+                f"{backend} {op} {shape} {dtype} {mode} {name}: FAILED "
+                f"{type(exc).__name__}: {str(exc)[:300]}",
+                flush=True,
+            )
             return
         nbytes = factor * torch.Size(shape).numel() * torch.tensor([], dtype=dtype).element_size()
         gbs = nbytes / (ms * 1e-3)
-        print(f"{backend:8s} {op:7s} {str(shape):18s} {str(dtype)[6:]:9s} {mode:7s} {name:18s} "
-              f"{ms * 1e3:9.1f} us {gbs / 1e9:7.0f} GB/s {gbs / bw:5.2f}", flush=True)
+        print(
+            f"{backend:8s} {op:7s} {str(shape):18s} {str(dtype)[6:]:9s} {mode:7s} {name:18s} "
+            f"{ms * 1e3:9.1f} us {gbs / 1e9:7.0f} GB/s {gbs / bw:5.2f}",
+            flush=True,
+        )
 
     for backend in args.backend.split(","):
         if "cln" in ops:

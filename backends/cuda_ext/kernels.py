@@ -78,6 +78,17 @@ _CXX_FLAGS = ("-O3",)
 # (16, 512, 4000) fp32 fwd 0.43-0.45 vs 0.50 and bf16 0.25 vs 0.32, seed
 # (80, 64, 301) 21.8 vs 20.9 us, and removed.
 CLN_GROUP_TILES = 256
+# cLN kernel family (include/cln_stream.cuh, csrc/cln_common.h), read at every call:
+#   CLN_STREAM_PPR     -1: the register-tile kernels of include/cln_kernels.cuh (one block
+#                      per tile, the tile in registers); 0: the persistent warp-specialized
+#                      streaming kernels (tiles through a ring of shared-memory stages,
+#                      cp.async) with the launcher's automatic tile shape; 4 / 8 / 16: that
+#                      many 16-byte packs per tile row.
+#   CLN_STREAM_STAGES  0: automatic (as many as fit, at most 4); 2-4: the ring depth S.
+#   CLN_STREAM_LEAD    0: automatic (1); 1..S-1: tiles the producer half may run ahead.
+CLN_STREAM_PPR = 0
+CLN_STREAM_STAGES = 0
+CLN_STREAM_LEAD = 0
 
 _lock = threading.Lock()
 _modules: dict[tuple[int, int], ModuleType] = {}  # by compute capability
@@ -220,7 +231,21 @@ def cln_forward(
 ) -> None:
     count0, mean0, m2_0 = state if state is not None else (None, None, None)
     _ext(x).cln_forward(
-        x, gamma, beta, float(eps), count0, mean0, m2_0, y, mean, rstd, m2_last, CLN_GROUP_TILES
+        x,
+        gamma,
+        beta,
+        float(eps),
+        count0,
+        mean0,
+        m2_0,
+        y,
+        mean,
+        rstd,
+        m2_last,
+        CLN_GROUP_TILES,
+        CLN_STREAM_PPR,
+        CLN_STREAM_STAGES,
+        CLN_STREAM_LEAD,
     )
 
 
@@ -235,25 +260,51 @@ def cln_backward(
     dgamma: Tensor | None,
     dbeta: Tensor | None,
 ) -> None:
-    _ext(x).cln_backward(dy, x, gamma, mean, rstd, count, dx, dgamma, dbeta, CLN_GROUP_TILES)
+    _ext(x).cln_backward(
+        dy,
+        x,
+        gamma,
+        mean,
+        rstd,
+        count,
+        dx,
+        dgamma,
+        dbeta,
+        CLN_GROUP_TILES,
+        CLN_STREAM_PPR,
+        CLN_STREAM_STAGES,
+        CLN_STREAM_LEAD,
+    )
 
 
 @contextmanager
-def cln_knobs(group_tiles: int | None = None) -> Iterator[None]:
-    """Set the cLN scheme knob ``CLN_GROUP_TILES`` for the calls inside the block.
+def cln_knobs(
+    group_tiles: int | None = None,
+    stream_ppr: int | None = None,
+    stream_stages: int | None = None,
+    stream_lead: int | None = None,
+) -> Iterator[None]:
+    """Set the cLN knobs ``CLN_GROUP_TILES``, ``CLN_STREAM_PPR``, ``CLN_STREAM_STAGES`` and
+    ``CLN_STREAM_LEAD`` for the calls inside the block.
 
-    ``None`` keeps it as it is; the previous value comes back on exit.  For a
+    ``None`` keeps a knob as it is; the previous values come back on exit.  For a
     sweep on the GPU, e.g. ``with cln_knobs(group_tiles=512): t = time(...)``.
     Not thread-safe (module state).
     """
-    global CLN_GROUP_TILES
-    saved = CLN_GROUP_TILES
+    global CLN_GROUP_TILES, CLN_STREAM_PPR, CLN_STREAM_STAGES, CLN_STREAM_LEAD
+    saved = CLN_GROUP_TILES, CLN_STREAM_PPR, CLN_STREAM_STAGES, CLN_STREAM_LEAD
     if group_tiles is not None:
         CLN_GROUP_TILES = int(group_tiles)
+    if stream_ppr is not None:
+        CLN_STREAM_PPR = int(stream_ppr)
+    if stream_stages is not None:
+        CLN_STREAM_STAGES = int(stream_stages)
+    if stream_lead is not None:
+        CLN_STREAM_LEAD = int(stream_lead)
     try:
         yield
     finally:
-        CLN_GROUP_TILES = saved
+        CLN_GROUP_TILES, CLN_STREAM_PPR, CLN_STREAM_STAGES, CLN_STREAM_LEAD = saved
 
 
 def rmsnorm_forward(x: Tensor, weight: Tensor | None, eps: float, y: Tensor, rstd: Tensor) -> None:

@@ -97,7 +97,8 @@ void check_cln_input(const Tensor& x, const char* op) {
 void cln_forward(const Tensor& x, OptTensor gamma, OptTensor beta, double eps,
                  const OptTensor& count0, const OptTensor& mean0, const OptTensor& m2_0,
                  const Tensor& y, const Tensor& mean, const Tensor& rstd,
-                 const Tensor& m2_last, int64_t group_tiles) {
+                 const Tensor& m2_last, int64_t group_tiles, int64_t stream_ppr,
+                 int64_t stream_stages, int64_t stream_lead) {
   const char* op = "cln_forward";
   check_cln_input(x, op);
   const auto dt = to_dtype(x.scalar_type(), op, "x");
@@ -137,6 +138,9 @@ void cln_forward(const Tensor& x, OptTensor gamma, OptTensor beta, double eps,
   c.C = C;
   c.L = L;
   c.group_tiles = group_tiles;
+  c.stream_ppr = stream_ppr;
+  c.stream_stages = stream_stages;
+  c.stream_lead = stream_lead;
   const size_t bytes = normk::cln_fwd_workspace_bytes(c);
   const Tensor ws = workspace(x, bytes);
   normk::cln_fwd(c, ws.data_ptr(), bytes, c10::cuda::getCurrentCUDAStream());
@@ -144,7 +148,8 @@ void cln_forward(const Tensor& x, OptTensor gamma, OptTensor beta, double eps,
 
 void cln_backward(const Tensor& dy, const Tensor& x, OptTensor gamma, const Tensor& mean,
                   const Tensor& rstd, const OptTensor& count, const Tensor& dx,
-                  const OptTensor& dgamma, const OptTensor& dbeta, int64_t group_tiles) {
+                  const OptTensor& dgamma, const OptTensor& dbeta, int64_t group_tiles,
+                  int64_t stream_ppr, int64_t stream_stages, int64_t stream_lead) {
   const char* op = "cln_backward";
   check_cln_input(x, op);
   const auto dt = to_dtype(x.scalar_type(), op, "x");
@@ -177,6 +182,9 @@ void cln_backward(const Tensor& dy, const Tensor& x, OptTensor gamma, const Tens
   c.C = C;
   c.L = L;
   c.group_tiles = group_tiles;
+  c.stream_ppr = stream_ppr;
+  c.stream_stages = stream_stages;
+  c.stream_lead = stream_lead;
   const size_t bytes = normk::cln_bwd_workspace_bytes(c);
   const Tensor ws = workspace(x, bytes);
   normk::cln_bwd(c, ws.data_ptr(), bytes, c10::cuda::getCurrentCUDAStream());
@@ -258,10 +266,12 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.doc() = "cLN and RMSNorm CUDA kernels (the raw-kernel contract of common/kernel_api.py)";
   m.def("cln_forward", &cln_forward, py::arg("x"), py::arg("gamma"), py::arg("beta"),
         py::arg("eps"), py::arg("count0"), py::arg("mean0"), py::arg("m2_0"), py::arg("y"),
-        py::arg("mean"), py::arg("rstd"), py::arg("m2_last"), py::arg("group_tiles"));
+        py::arg("mean"), py::arg("rstd"), py::arg("m2_last"), py::arg("group_tiles"),
+        py::arg("stream_ppr"), py::arg("stream_stages"), py::arg("stream_lead"));
   m.def("cln_backward", &cln_backward, py::arg("dy"), py::arg("x"), py::arg("gamma"),
         py::arg("mean"), py::arg("rstd"), py::arg("count"), py::arg("dx"), py::arg("dgamma"),
-        py::arg("dbeta"), py::arg("group_tiles"));
+        py::arg("dbeta"), py::arg("group_tiles"), py::arg("stream_ppr"), py::arg("stream_stages"),
+        py::arg("stream_lead"));
   m.def("rmsnorm_forward", &rmsnorm_forward, py::arg("x"), py::arg("weight"), py::arg("eps"),
         py::arg("y"), py::arg("rstd"));
   m.def("rmsnorm_backward", &rmsnorm_backward, py::arg("dy"), py::arg("x"), py::arg("weight"),

@@ -6,12 +6,30 @@ namespace {
 using namespace cln_detail;
 
 template <typename T, typename P, typename Cf>
-void bwd_impl(const ClnBwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) {
-  using A = acc_t<T>;
+void launch(const RegPath<Cf>&, ClnBwdArgs<T, P>& a, long long ntot, cudaStream_t st) {
   using G = ClnGeom<T, Cf::TPR, Cf::R>;
   static_assert(Cf::kCap == G::CR, "table capacity must match the kernel geometry");
-  check_sizes("cln_backward", c.B, c.C, c.L, G::BT);
-  const Plan p = plan(c.B, c.L, G::BT, c.group_tiles);
+  a.nchunks = static_cast<int>(cdiv(a.C, G::CR));
+  auto* kernel = &cln_bwd_kernel<T, P, Cf::TPR, Cf::R, Cf::KEEP, Cf::MB>;
+  NORMK_LAUNCH(kernel, static_cast<unsigned>(ntot), G::NTT, 0, st)(a);  // one block per tile
+}
+
+template <typename T, typename P, int PPR>
+void launch(const StreamPath<PPR>& path, ClnBwdArgs<T, P>& a, long long ntot, cudaStream_t st) {
+  a.nchunks = 1;
+  a.nstages = path.sp.stages;
+  a.lead = path.sp.lead;
+  auto* kernel = &cln_bwd_stream_kernel<T, P, PPR>;
+  const unsigned grid = stream_grid(kernel, path.sp.smem, ntot, "cln_backward");
+  stream_launch(kernel, grid, path.sp.smem, st, a, "cln_backward streaming kernel launch");
+}
+
+template <typename T, typename P, typename Path>
+void bwd_impl(const ClnBwdCall& c, const Path& path, void* ws, size_t ws_bytes, cudaStream_t st) {
+  using A = acc_t<T>;
+  constexpr int BT = Path::template bt<T>();
+  check_sizes("cln_backward", c.B, c.C, c.L, BT);
+  const Plan p = plan(c.B, c.L, BT, c.group_tiles);
   const long long ntot = p.ntot;
   const bool partials = c.dgamma != nullptr || c.dbeta != nullptr;
   const Layout l = layout(sizeof(A), ntot, c.B * p.ngroups, c.C, partials);
@@ -31,8 +49,7 @@ void bwd_impl(const ClnBwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) {
   a.C = static_cast<int>(c.C);
   a.L = static_cast<int>(c.L);
   a.ntiles = static_cast<int>(p.ntiles);
-  a.nchunks = static_cast<int>(cdiv(c.C, G::CR));
-  a.vec = c.L % G::V == 0 && aligned16(c.x) && aligned16(c.dy) && aligned16(c.dx);
+  a.vec = c.L % PackInfo<T>::V == 0 && aligned16(c.x) && aligned16(c.dy) && aligned16(c.dx);
   a.group = static_cast<int>(p.group);
   a.ngroups = static_cast<int>(p.ngroups);
   a.ticket = reinterpret_cast<int*>(w);
@@ -40,9 +57,7 @@ void bwd_impl(const ClnBwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) {
   a.slots = reinterpret_cast<A*>(w + l.slots);
   a.gflags = reinterpret_cast<int*>(w + l.gflags);
   a.gslots = reinterpret_cast<A*>(w + l.gslots);
-  auto* kernel = &cln_bwd_kernel<T, P, Cf::TPR, Cf::R, Cf::KEEP, Cf::MB>;
-  const unsigned grid = static_cast<unsigned>(ntot);  // one block per tile
-  NORMK_LAUNCH(kernel, grid, G::NTT, 0, st)(a);
+  launch(path, a, ntot, st);
   check_launch("cln_backward kernel launch");
   if (partials) {
     // dgamma = sum over tiles of partial[:, 0, :], dbeta of partial[:, 1, :].
@@ -58,14 +73,14 @@ void bwd_impl(const ClnBwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) {
 
 size_t cln_bwd_workspace_bytes(const ClnBwdCall& c) {
   const bool partials = c.dgamma != nullptr || c.dbeta != nullptr;
-  return cln_workspace_bytes<BwdCfgs>(c, "cln_backward", partials);
+  return cln_workspace_bytes<BwdCfgs>(c, "cln_backward", true, partials);
 }
 
 void cln_bwd(const ClnBwdCall& c, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
-  with_cln_config<BwdCfgs>(c, "cln_backward", [&](auto tp, auto cf) {
+  with_cln_path<BwdCfgs>(c, "cln_backward", true, [&](auto tp, auto path) {
     using T = typename decltype(tp)::T;
     using P = typename decltype(tp)::P;
-    bwd_impl<T, P, decltype(cf)>(c, workspace, workspace_bytes, stream);
+    bwd_impl<T, P>(c, path, workspace, workspace_bytes, stream);
   });
 }
 

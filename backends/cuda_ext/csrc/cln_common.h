@@ -38,8 +38,11 @@
 #pragma once
 
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "cln_kernels.cuh"
+#include "cln_stream.cuh"
 #include "launch_util.h"
 
 namespace normk {
@@ -139,24 +142,224 @@ inline void check_sizes(const char* op, long long B, long long C, long long L, l
                              "2^30 tiles)");
 }
 
-// f(tp, cf) with the call's element / parameter types (tp::T, tp::P) and the first
-// configuration of Cfgs<T> whose register chunk holds C (the last one, chunked, beyond).
-template <template <typename> class Cfgs, typename Call, typename F>
-void with_cln_config(const Call& c, const char* op, F&& f) {
+// ---------------------------------------------------------------------------
+// The streaming kernels (include/cln_stream.cuh).  PPR values compiled (16-byte
+// packs per channel row of a tile: 64-, 128- and 256-byte row segments).
+using StreamPprs = std::integer_sequence<int, 4, 8, 16>;
+// Dynamic shared memory of one streaming block (227 KB is the sm_90 limit;
+// the rest is left to the static arrays and L1), and the stage size aimed at.
+constexpr size_t kStreamSmemBudget = 200 * 1024;
+constexpr size_t kStreamStageTarget = 64 * 1024;
+
+struct StreamPlan {
+  int ppr = 0;  // 0: use the register-tile kernels
+  int stages = 0;
+  int lead = 0;
+  size_t smem = 0;  // dynamic shared memory bytes
+};
+
+// Shared memory of an SM (sm_90: 228 KB, 1 KB of it reserved per block), the
+// static shared arrays of a streaming block (at most ~5 KB) and the blocks its
+// registers allow (256 threads at 64-80 registers: 3), for the automatic plan.
+constexpr size_t kSmemPerSm = 228 * 1024;
+constexpr size_t kStreamStaticSmem = 6 * 1024;
+constexpr int kStreamMaxBlocksPerSm = 3;
+
+// The streaming plan of a call from the knobs (stream_ppr: -1 the
+// register-tile kernels, 0 automatic, else forced; stream_stages S and
+// stream_lead D: 0 automatic, else forced, 2 <= S <= 4, 1 <= D <= S - 1) and
+// the sizes.  A forced value that cannot be met throws; a shape whose
+// 2-stage ring does not fit takes the register kernels (fp32 forward past
+// C = 1505: 2 x 64-byte rows x C + gamma, beta > 200 KB).
+//
+// Automatic (PPR, S in 2..3): the most bytes of stages per SM (blocks per SM
+// x S x stage), then the most blocks per SM, then the widest rows, over rows
+// of 128 B or more whose stage fits kStreamStageTarget (64-byte rows only
+// when nothing else fits); PPR then narrows (not below 128-byte rows) while
+// the call has fewer than 2 tiles per SM.  D = 1.  Measured on the H200
+// (bench/results/nvidia-h200-s4-tune-stream-v4.log, fwd / fwd+bwd fraction of
+// copy bandwidth): at (2, 128, 64000) fp32 a 4-deep ring of 32 KB stages (one
+// block per SM) 0.37 / 0.34, 2 stages (three blocks per SM) 0.52 / 0.45,
+// 16 KB stages 0.39 / 0.42, 64-byte rows 0.25 / 0.27; at (16, 512, 4000)
+// fp32, where one block of 64 KB stages fits, 3 stages 0.64-0.65, 2 stages
+// 0.57; at (4, 256, 16000) fp32 three blocks of two 32 KB stages 0.56 / 0.47,
+// one block of three 64 KB stages 0.54 / 0.47.
+template <typename T, int... Ps>
+StreamPlan stream_plan(std::integer_sequence<int, Ps...>, long long B, long long C, long long L,
+                       bool bwd, int64_t want_ppr, int64_t want_stages, int64_t want_lead,
+                       const char* op) {
+  StreamPlan sp;
+  if (want_ppr < 0) return sp;
+  using A = acc_t<T>;
+  constexpr int V = PackInfo<T>::V;
+  constexpr int avail[] = {Ps...};  // ascending powers of two
+  const auto stage = [&](int ppr) -> size_t {
+    return bwd ? static_cast<size_t>(2 * C * ppr * 16 + 2 * ppr * V * sizeof(A))
+               : static_cast<size_t>(C * ppr * 16);
+  };
+  // After the ring: gamma (backward) or gamma and beta (forward), as A.
+  const size_t fixed = static_cast<size_t>(C) * sizeof(A) * (bwd ? 1 : 2);
+  const auto fits = [&](int ppr, int st) { return st * stage(ppr) + fixed <= kStreamSmemBudget; };
+  const auto fail = [&](const std::string& why) {
+    throw std::runtime_error(std::string("cuda_ext: ") + op + ": " + why);
+  };
+  if (want_stages != 0 && (want_stages < 2 || want_stages > kStreamMaxStages))
+    fail("stream_stages must be 0 (automatic) or 2.." + std::to_string(kStreamMaxStages));
+  int ppr = 0;
+  if (want_ppr > 0) {
+    std::string list;
+    for (int a : avail) {
+      if (a == want_ppr) ppr = a;
+      list += (list.empty() ? "" : ", ") + std::to_string(a);
+    }
+    if (ppr == 0)
+      fail("stream_ppr " + std::to_string(want_ppr) + " is not compiled (choices: " + list +
+           "; -1: register-tile kernels; 0: automatic)");
+  }
+  int st = static_cast<int>(want_stages);
+  if (ppr == 0 || st == 0) {
+    // Score the candidates: stages in flight per SM, then row width, then fewer stages.
+    long long best = -1;
+    int bp = 0, bs = 0;
+    for (int pass = 0; pass < 2 && bp == 0; ++pass) {  // pass 1: 64-byte rows too
+      for (int a : avail) {
+        if (ppr != 0 && a != ppr) continue;
+        // (The backward's stage adds 2 * BT statistics to its tiles: not counted.)
+        if (ppr == 0 && ((pass == 0 && a * 16 < 128) || stage(a) > kStreamStageTarget + 4096))
+          continue;
+        for (int s2 = 2; s2 <= 3; ++s2) {
+          if (st != 0 && s2 != st) continue;
+          if (!fits(a, s2)) continue;
+          const size_t per_block = s2 * stage(a) + fixed + kStreamStaticSmem + 1024;
+          long long blocks = static_cast<long long>(kSmemPerSm / per_block);
+          if (blocks > kStreamMaxBlocksPerSm) blocks = kStreamMaxBlocksPerSm;
+          // Bytes in flight per SM (KB), then blocks per SM, then row width.
+          const long long kb = blocks * s2 * static_cast<long long>(stage(a) / 1024);
+          const long long score = (kb * 8 + blocks) * 64 + a;
+          if (score > best) best = score, bp = a, bs = s2;
+        }
+      }
+    }
+    if (bp == 0) {  // nothing fits in 2-3 stages of the target size: the smallest ring
+      if (ppr == 0) ppr = avail[0];
+      if (st == 0) st = 2;
+    } else {
+      ppr = bp;
+      if (st == 0) st = bs;
+    }
+    if (want_ppr == 0)
+      while (ppr > avail[0] && ppr > 8 &&
+             B * cdiv(L, static_cast<long long>(ppr) * V) < 2LL * sm_count())
+        ppr /= 2;
+  }
+  if (!fits(ppr, st)) {
+    if (want_ppr > 0 || want_stages > 0)  // an explicit request that cannot be met
+      fail("stream_ppr " + std::to_string(ppr) + " with " + std::to_string(st) +
+           " stages and C = " + std::to_string(C) + " needs more shared memory than a block has");
+    return sp;
+  }
+  const int lead = want_lead > 0 ? static_cast<int>(want_lead) : 1;
+  if (lead >= st)
+    fail("stream_lead " + std::to_string(lead) + " must be below the stage count " +
+         std::to_string(st));
+  sp.ppr = ppr;
+  sp.stages = st;
+  sp.lead = lead;
+  sp.smem = st * stage(ppr) + fixed;
+  return sp;
+}
+
+// f(std::integral_constant<int, ppr>) for a compiled PPR.
+template <int... Ps, typename F>
+void with_ppr(std::integer_sequence<int, Ps...>, int ppr, F&& f) {
+  ((ppr == Ps ? (f(std::integral_constant<int, Ps>{}), 0) : 0), ...);
+}
+
+// Persistent grid of a streaming kernel: every block resident at once
+// (SMs x occupancy), never more blocks than tiles.
+template <typename K>
+unsigned stream_grid(K* kernel_fn, size_t smem, long long ntot, const char* op) {
+  const void* kernel = reinterpret_cast<const void*>(kernel_fn);
+  // Opt in to more than 48 KB of dynamic shared memory (before the occupancy
+  // query, which otherwise reports 0 blocks).
+  if (smem > 48 * 1024)
+    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(smem)),
+               "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+  int per_sm = 0;
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kStreamThreads, smem),
+             "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  if (per_sm < 1)
+    throw std::runtime_error(std::string("cuda_ext: ") + op +
+                             ": the streaming kernel does not fit on an SM (" +
+                             std::to_string(smem) + " bytes of shared memory)");
+  const long long g = static_cast<long long>(per_sm) * sm_count();
+  return static_cast<unsigned>(g < ntot ? g : ntot);
+}
+
+// Launch a streaming kernel.  Its blocks take the tiles blockIdx.x +
+// k * gridDim.x and wait on each other's tiles, so every block must be
+// resident at once: a cooperative launch guarantees that (or fails with
+// cudaErrorCooperativeLaunchTooLarge instead of hanging, e.g. where MPS or
+// another context holds part of the GPU).  The CPU emulator runs blocks one
+// after another, where a block waiting on a later block's tile would wait
+// forever: there one block takes every tile.
+template <typename K, typename Args>
+void stream_launch(K* kernel, unsigned grid, size_t smem, cudaStream_t st, Args& a,
+                   const char* what) {
+#ifdef NORMK_HOST_EMULATION
+  (void)grid;
+  (void)what;
+  NORMK_LAUNCH(kernel, 1u, kStreamThreads, smem, st)(a);
+#else
+  void* params[] = {&a};
+  check_cuda(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), dim3(grid),
+                                         dim3(kStreamThreads), params, smem, st),
+             what);
+#endif
+}
+
+// The two kernel families a call can take.  bt<T>(): frames per tile.
+template <typename Cf>
+struct RegPath {  // cln_kernels.cuh, one block per tile
+  template <typename T>
+  static constexpr int bt() {
+    return ClnGeom<T, Cf::TPR, Cf::R>::BT;
+  }
+};
+template <int PPR>
+struct StreamPath {  // cln_stream.cuh, persistent
+  StreamPlan sp;
+  template <typename T>
+  static constexpr int bt() {
+    return StreamGeom<T, PPR>::BT;
+  }
+};
+
+// f(tp, path) with the call's element / parameter types (tp::T, tp::P) and
+// its kernel family: the streaming plan when it has one, else the first
+// configuration of Cfgs<T> whose register chunk holds C (the last one,
+// chunked, beyond).
+template <template <typename> class Cfgs, typename Pprs = StreamPprs, typename Call, typename F>
+void with_cln_path(const Call& c, const char* op, bool bwd, F&& f) {
   dispatch_types(c.dtype, c.param_dtype, op, [&](auto tp) {
     using T = typename decltype(tp)::T;
-    with_first_fit(typename Cfgs<T>::type{}, c.C, [&](auto cf) { f(tp, cf); });
+    const StreamPlan sp = stream_plan<T>(Pprs{}, c.B, c.C, c.L, bwd, c.stream_ppr,
+                                         c.stream_stages, c.stream_lead, op);
+    if (sp.ppr > 0)
+      with_ppr(Pprs{}, sp.ppr, [&](auto pc) { f(tp, StreamPath<decltype(pc)::value>{sp}); });
+    else
+      with_first_fit(typename Cfgs<T>::type{}, c.C, [&](auto cf) { f(tp, RegPath<decltype(cf)>{}); });
   });
 }
 
 // Workspace bytes of a cLN call; `partials`: the backward's dgamma / dbeta partials.
-template <template <typename> class Cfgs, typename Call>
-size_t cln_workspace_bytes(const Call& c, const char* op, bool partials) {
+template <template <typename> class Cfgs, typename Pprs = StreamPprs, typename Call>
+size_t cln_workspace_bytes(const Call& c, const char* op, bool bwd, bool partials) {
   size_t bytes = 0;
-  with_cln_config<Cfgs>(c, op, [&](auto tp, auto cf) {
+  with_cln_path<Cfgs, Pprs>(c, op, bwd, [&](auto tp, auto path) {
     using T = typename decltype(tp)::T;
-    using Cf = decltype(cf);
-    const Plan p = plan(c.B, c.L, ClnGeom<T, Cf::TPR, Cf::R>::BT, c.group_tiles);
+    const Plan p = plan(c.B, c.L, decltype(path)::template bt<T>(), c.group_tiles);
     bytes = layout(sizeof(acc_t<T>), p.ntot, c.B * p.ngroups, c.C, partials).total;
   });
   return bytes;

@@ -1,4 +1,6 @@
 // cLN forward launcher (configurations: cln_common.h).
+#include <cstdlib>
+
 #include "cln_common.h"
 
 namespace normk {
@@ -6,12 +8,34 @@ namespace {
 using namespace cln_detail;
 
 template <typename T, typename P, typename Cf>
-void fwd_impl(const ClnFwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) {
-  using A = acc_t<T>;
+void launch(const RegPath<Cf>&, ClnFwdArgs<T, P>& a, long long ntot, cudaStream_t st) {
   using G = ClnGeom<T, Cf::TPR, Cf::R>;
   static_assert(Cf::kCap == G::CR, "table capacity must match the kernel geometry");
-  check_sizes("cln_forward", c.B, c.C, c.L, G::BT);
-  const Plan p = plan(c.B, c.L, G::BT, c.group_tiles);
+  a.nchunks = static_cast<int>(cdiv(a.C, G::CR));
+  auto* kernel = &cln_fwd_kernel<T, P, Cf::TPR, Cf::R, Cf::MB>;
+  NORMK_LAUNCH(kernel, static_cast<unsigned>(ntot), G::NTT, 0, st)(a);  // one block per tile
+}
+
+template <typename T, typename P, int PPR>
+void launch(const StreamPath<PPR>& path, ClnFwdArgs<T, P>& a, long long ntot, cudaStream_t st) {
+  a.nchunks = 1;
+  a.nstages = path.sp.stages;
+  a.lead = path.sp.lead;
+  // Timing diagnostic (bench/diag_cln_stream.py): NORMK_CLN_DIAG=1 leaves the cross-tile
+  // wait out, 2 also the statistics; the outputs are then wrong.
+  const char* diag = std::getenv("NORMK_CLN_DIAG");
+  a.diag = diag ? std::atoi(diag) : 0;
+  auto* kernel = &cln_fwd_stream_kernel<T, P, PPR>;
+  const unsigned grid = stream_grid(kernel, path.sp.smem, ntot, "cln_forward");
+  stream_launch(kernel, grid, path.sp.smem, st, a, "cln_forward streaming kernel launch");
+}
+
+template <typename T, typename P, typename Path>
+void fwd_impl(const ClnFwdCall& c, const Path& path, void* ws, size_t ws_bytes, cudaStream_t st) {
+  using A = acc_t<T>;
+  constexpr int BT = Path::template bt<T>();
+  check_sizes("cln_forward", c.B, c.C, c.L, BT);
+  const Plan p = plan(c.B, c.L, BT, c.group_tiles);
   const Layout l = layout(sizeof(A), p.ntot, c.B * p.ngroups, c.C, false);
   if (ws_bytes < l.total) throw std::runtime_error("cuda_ext: cln_forward: workspace too small");
   char* w = static_cast<char*>(ws);
@@ -31,8 +55,7 @@ void fwd_impl(const ClnFwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) {
   a.C = static_cast<int>(c.C);
   a.L = static_cast<int>(c.L);
   a.ntiles = static_cast<int>(p.ntiles);
-  a.nchunks = static_cast<int>(cdiv(c.C, G::CR));
-  a.vec = c.L % G::V == 0 && aligned16(c.x) && aligned16(c.y);
+  a.vec = c.L % PackInfo<T>::V == 0 && aligned16(c.x) && aligned16(c.y);
   a.eps = static_cast<A>(c.eps);
   a.group = static_cast<int>(p.group);
   a.ngroups = static_cast<int>(p.ngroups);
@@ -41,23 +64,21 @@ void fwd_impl(const ClnFwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) {
   a.slots = reinterpret_cast<A*>(w + l.slots);
   a.gflags = reinterpret_cast<int*>(w + l.gflags);
   a.gslots = reinterpret_cast<A*>(w + l.gslots);
-  auto* kernel = &cln_fwd_kernel<T, P, Cf::TPR, Cf::R, Cf::MB>;
-  const unsigned grid = static_cast<unsigned>(p.ntot);  // one block per tile
-  NORMK_LAUNCH(kernel, grid, G::NTT, 0, st)(a);
+  launch(path, a, p.ntot, st);
   check_launch("cln_forward kernel launch");
 }
 
 }  // namespace
 
 size_t cln_fwd_workspace_bytes(const ClnFwdCall& c) {
-  return cln_workspace_bytes<FwdCfgs>(c, "cln_forward", false);
+  return cln_workspace_bytes<FwdCfgs>(c, "cln_forward", false, false);
 }
 
 void cln_fwd(const ClnFwdCall& c, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
-  with_cln_config<FwdCfgs>(c, "cln_forward", [&](auto tp, auto cf) {
+  with_cln_path<FwdCfgs>(c, "cln_forward", false, [&](auto tp, auto path) {
     using T = typename decltype(tp)::T;
     using P = typename decltype(tp)::P;
-    fwd_impl<T, P, decltype(cf)>(c, workspace, workspace_bytes, stream);
+    fwd_impl<T, P>(c, path, workspace, workspace_bytes, stream);
   });
 }
 

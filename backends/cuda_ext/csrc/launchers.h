@@ -41,6 +41,14 @@ struct ClnFwdCall {
   // Python side passes backends/cuda_ext/kernels.py's CLN_GROUP_TILES);
   // <= 0: the default G (kClnGroupDefault, 256).
   int64_t group_tiles = 0;
+  // Kernel family and its shape (include/cln_stream.cuh; kernels.py's
+  // CLN_STREAM_PPR / CLN_STREAM_STAGES): stream_ppr -1 = the register-tile
+  // kernels, 0 = automatic, else the 16-byte packs per tile row of the
+  // streaming kernel; stream_stages / stream_lead 0 = automatic, else its
+  // ring depth S / its producer's lead D.
+  int64_t stream_ppr = 0;
+  int64_t stream_stages = 0;
+  int64_t stream_lead = 0;
 };
 size_t cln_fwd_workspace_bytes(const ClnFwdCall& c);
 void cln_fwd(const ClnFwdCall& c, void* workspace, size_t workspace_bytes, cudaStream_t stream);
@@ -59,6 +67,9 @@ struct ClnBwdCall {
   void* dbeta;   // acc, nullable
   int64_t B, C, L;
   int64_t group_tiles = 0;  // as in ClnFwdCall
+  int64_t stream_ppr = 0;
+  int64_t stream_stages = 0;
+  int64_t stream_lead = 0;
 };
 size_t cln_bwd_workspace_bytes(const ClnBwdCall& c);
 void cln_bwd(const ClnBwdCall& c, void* workspace, size_t workspace_bytes, cudaStream_t stream);

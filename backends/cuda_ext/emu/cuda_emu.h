@@ -79,17 +79,23 @@ inline void yield_to_scheduler() {
 class Barrier {
  public:
   void arrive_and_wait(unsigned count) {
+    if (arrive(count)) return;
     Sched& s = sched();
-    if (++arrived_ == count) {
-      arrived_ = 0;
-      for (int w : waiters_) s.fibers[w].parked = false;
-      waiters_.clear();
-      return;
-    }
     waiters_.push_back(s.cur);
     s.fibers[s.cur].parked = true;
     yield_to_scheduler();
   }
+  // bar.arrive: count this thread, never wait; true when it completed the barrier.
+  bool arrive(unsigned count) {
+    if (++arrived_ < count) return false;
+    Sched& s = sched();
+    arrived_ = 0;
+    for (int w : waiters_) s.fibers[w].parked = false;
+    waiters_.clear();
+    return true;
+  }
+  // A block must leave every barrier it used complete (a later block reuses them).
+  bool idle() const { return arrived_ == 0 && waiters_.empty(); }
 
  private:
   unsigned arrived_ = 0;
@@ -195,6 +201,14 @@ struct Launch {
         for (unsigned x = 0; x < grid.x; ++x) {
           blockIdx = make_uint3(x, y, z);
           run_block(nt, blk);
+          for (int id = 0; id < 16; ++id)
+            if (!b.barriers[id].idle()) {
+              std::fprintf(stderr,
+                           "cuda_emu: block (%u,%u,%u) exited with barrier %d incomplete (an "
+                           "arrive nobody waited for, or a wait nobody completed)\n",
+                           x, y, z, id);
+              std::abort();
+            }
         }
   }
 };
@@ -297,6 +311,22 @@ void st_relaxed(A* p, A v) { *p = v; }
 inline void named_barrier(int id, int nthreads) {
   normk_emu::block().barriers[id].arrive_and_wait(static_cast<unsigned>(nthreads));
 }
+inline void named_barrier_arrive(int id, int nthreads) {
+  normk_emu::block().barriers[id].arrive(static_cast<unsigned>(nthreads));
+}
+// cp.async: the copy happens at once (a legal schedule: the kernel may only
+// read the data after a wait, which is then a no-op).
+template <int N>
+void cp_async(void* dst, const void* src, bool valid) {
+  static_assert(N == 4 || N == 8 || N == 16, "cp.async copies 4, 8 or 16 bytes");
+  if (valid)
+    std::memcpy(dst, src, N);
+  else
+    std::memset(dst, 0, N);
+}
+inline void cp_async_commit() {}
+template <int N>
+void cp_async_wait() {}
 template <typename A>
 A* dynamic_smem() {
   return reinterpret_cast<A*>(normk_emu::block().dyn_smem.data());

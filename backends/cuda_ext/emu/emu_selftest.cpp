@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -227,15 +228,29 @@ Buf to_buf(const std::vector<double>& v, DType t) {
 
 // The cross-tile knob of a cLN call (launchers.h): G, tiles per prefix
 // group (0: the default, 256).
+// stream_ppr / stream_stages pick the kernel family (launchers.h): 0 / 0 the
+// launcher's choice (the streaming kernels wherever their ring fits), -1 the
+// register-tile kernels, else a forced streaming tile shape.
 struct Knobs {
   const char* name;
   int64_t group;
+  int64_t stream_ppr = 0;
+  int64_t stream_stages = 0;
+  int64_t stream_lead = 0;
 };
 // The default: one group for every shape here (at most 141 tiles).
 const Knobs kDefault{"default", 0};
 // Small G: several group links, group starts and in-group tiles (G = 1:
-// every tile a group start).
-const Knobs kSmallG[] = {{"G=3", 3}, {"G=1", 1}};
+// every tile a group start); the register-tile kernels; forced streaming
+// shapes (PPR 4 / 8 / 16; 2- to 4-deep rings, producer leads 1 to 3) where
+// the shape fits them.
+const Knobs kSmallG[] = {{"G=3", 3},
+                         {"G=1", 1},
+                         {"regs", 0, -1},
+                         {"regs G=3", 3, -1},
+                         {"ppr=8 S=2 G=2", 2, 8, 2},
+                         {"ppr=16 S=4 D=2", 0, 16, 4, 2},
+                         {"ppr=4 S=4 D=3 G=3", 3, 4, 4, 3}};
 // Streaming with state and G = 2.
 const Knobs kStream{"G=2", 2};
 // The long sequences (L >= 1000; slow on the emulator: one fiber per CUDA
@@ -245,9 +260,19 @@ const Knobs kStream{"G=2", 2};
 // a group start reduces 33 words: a full round and a one-word round).
 const Knobs kLongG{"G=33", 33};
 
+// A forced streaming shape that needs more shared memory than a block has
+// throws (launchers.h); such a variant is skipped for that shape.
+bool too_big(const std::runtime_error& e, const Knobs& k) {
+  return (k.stream_ppr > 0 || k.stream_stages > 0) &&
+         std::strstr(e.what(), "needs more shared memory") != nullptr;
+}
+
 template <typename Call>
 void set_knobs(Call& c, const Knobs& k) {
   c.group_tiles = k.group;
+  c.stream_ppr = k.stream_ppr;
+  c.stream_stages = k.stream_stages;
+  c.stream_lead = k.stream_lead;
 }
 
 // full: every knob variant; else the default and kLongG only.
@@ -304,7 +329,13 @@ void test_cln(DType dt, DType pt, bool params, int B, int C, int L, double dc, b
   // sums differently, so the last bits may differ: no bitwise comparison.)
   for (const Knobs& k : variants) {
     Buf yk(dt, x.size()), mk(acc, mean.size()), rk(acc, mean.size()), Mk(acc, B);
-    run_fwd(k, xb, L, nullptr, nullptr, nullptr, yk, mk, rk, Mk);
+    try {
+      run_fwd(k, xb, L, nullptr, nullptr, nullptr, yk, mk, rk, Mk);
+    } catch (const std::runtime_error& e) {
+      if (!too_big(e, k)) throw;
+      std::printf("skip cln fwd %s %s: %s\n", tag, k.name, e.what());
+      continue;
+    }
     report(std::string("cln fwd ") + tag + " " + k.name,
            {{"y", rel(yk, ref.y)}, {"mean", rel(mk, ref.mean)}, {"rstd", rel(rk, ref.rstd)},
             {"m2", rel(Mk, ref.m2_last)}},
@@ -382,9 +413,15 @@ void test_cln(DType dt, DType pt, bool params, int B, int C, int L, double dc, b
       c.C = C;
       c.L = L;
       set_knobs(c, k);
-      std::vector<unsigned char> ws(normk::cln_bwd_workspace_bytes(c) + 256);
-      void* w = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(ws.data()) + 255) & ~uintptr_t(255));
-      normk::cln_bwd(c, w, ws.size() - 256, nullptr);
+      try {
+        std::vector<unsigned char> ws(normk::cln_bwd_workspace_bytes(c) + 256);
+        void* w = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(ws.data()) + 255) & ~uintptr_t(255));
+        normk::cln_bwd(c, w, ws.size() - 256, nullptr);
+      } catch (const std::runtime_error& e) {
+        if (!too_big(e, k)) throw;
+        std::printf("skip cln bwd %s %s: %s\n", tag, k.name, e.what());
+        continue;
+      }
       report(std::string("cln bwd ") + tag + (with_count ? " count " : " ") + k.name,
              {{"dx", rel(dx, r.dx)}, {"dgamma", rel(dg, r.dgamma)}, {"dbeta", rel(dbt, r.dbeta)}},
              tol * 10);

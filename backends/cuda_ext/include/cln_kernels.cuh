@@ -179,6 +179,8 @@ struct ClnFwdArgs {
   A* slots;     // [B][ntiles][kSlotW] aggregates
   int* gflags;  // [B][ngroups] group prefix ready flags, zeroed before launch
   A* gslots;    // [B][ngroups][kSlotW] group prefixes E_sG
+  int nstages, lead;  // streaming kernels (cln_stream.cuh): ring depth S, producer lead D
+  int diag;           // streaming forward: stages left out for timing (wrong outputs if > 0)
 };
 
 template <typename T, typename P>
@@ -202,6 +204,7 @@ struct ClnBwdArgs {
   A* slots;
   int* gflags;
   A* gslots;
+  int nstages, lead;  // as in ClnFwdArgs
 };
 
 // ---------------------------------------------------------------------------
@@ -462,8 +465,43 @@ __device__ __forceinline__ FwdWord<A> cln_fwd_tile_scan(A* s_mu, A* s_m2, int C,
 // s_mu / s_m2 then hold mu_t and rstd_t).  It does the first hand-off with
 // the data warps (frame statistics ready); the caller does the second.
 template <typename G, typename T, typename P>
+__device__ __forceinline__ void cln_fwd_scan_body(const ClnFwdArgs<T, P>& args, int tile,
+                                                  acc_t<T>* s_mu, acc_t<T>* s_m2);
+template <typename G, typename T, typename P>
 __device__ __forceinline__ void cln_fwd_scan_warp(const ClnFwdArgs<T, P>& args, int tile,
                                                   acc_t<T>* s_mu, acc_t<T>* s_m2) {
+  named_barrier(kBarAll, G::NTT);  // frame statistics ready
+  cln_fwd_scan_body<G>(args, tile, s_mu, s_m2);
+}
+
+// The scan warp's work once the frame statistics are in s_mu / s_m2, in two
+// halves (the streaming kernel of cln_stream.cuh runs them in different
+// warps, at different times): G needs BT and FPL only.
+// 1. The in-tile frame scan and the publication of the tile aggregate (first,
+//    before any wait: no chain through the tiles).  s_mu / s_m2 then hold the
+//    in-tile inclusive (mean, M2) of frames 0..f.
+template <typename G, typename T, typename P>
+__device__ __forceinline__ void cln_fwd_tile_publish(const ClnFwdArgs<T, P>& args, int tile,
+                                                     acc_t<T>* s_mu, acc_t<T>* s_m2) {
+  using A = acc_t<T>;
+  using Op = ClnFwdOp<A>;
+  const int lane = threadIdx.x & 31;
+  const int b = tile % args.B;
+  const int i = tile / args.B;
+  const int t0 = i * G::BT;
+  const FwdWord<A> agg = cln_fwd_tile_scan<G>(s_mu, s_m2, args.C, args.L - t0);
+  // The last tile of a sequence has no successor (and is the only partial one).
+  if (i + 1 < args.ntiles && lane == 0)
+    cln_publish<Op>(args.flags + static_cast<long long>(b) * args.ntiles,
+                    args.slots + static_cast<long long>(b) * args.ntiles * kSlotW, i,
+                    Op::lift(agg, static_cast<long long>(args.C) * G::BT));
+}
+
+// 2. The cross-tile prefix and the per-frame outputs (mean / rstd / m2_last;
+//    s_mu / s_m2 then hold mu_t and rstd_t).
+template <typename G, typename T, typename P>
+__device__ __forceinline__ void cln_fwd_tile_finish(const ClnFwdArgs<T, P>& args, int tile,
+                                                    acc_t<T>* s_mu, acc_t<T>* s_m2) {
   using A = acc_t<T>;
   using Op = ClnFwdOp<A>;
   using V = typename Op::V;
@@ -473,21 +511,14 @@ __device__ __forceinline__ void cln_fwd_scan_warp(const ClnFwdArgs<T, P>& args, 
   const int b = tile % args.B;
   const int i = tile / args.B;
   const int t0 = i * BT;
-  int* flags = args.flags + static_cast<long long>(b) * args.ntiles;
-  A* slots = args.slots + static_cast<long long>(b) * args.ntiles * kSlotW;
   const long long tile_n = static_cast<long long>(C) * BT;  // a full predecessor tile
-
-  // Publish first, then wait: no chain through the tiles.
-  named_barrier(kBarAll, G::NTT);  // frame statistics ready
-  const FwdWord<A> agg = cln_fwd_tile_scan<G>(s_mu, s_m2, C, L - t0);
-  // The last tile of a sequence has no successor (and is the only partial one).
-  if (i + 1 < args.ntiles && lane == 0) cln_publish<Op>(flags, slots, i, Op::lift(agg, tile_n));
-  // The exclusive prefix.
   const long long cnt0 = args.count0 ? args.count0[b] : 0LL;
   const V state{cnt0, (args.mean0 && cnt0 > 0) ? args.mean0[b] : A(0),
                 (args.m20 && cnt0 > 0) ? args.m20[b] : A(0)};
   const V X = cln_exclusive_prefix<Op>(
-      i, args.group, flags, slots, args.gflags + static_cast<long long>(b) * args.ngroups,
+      i, args.group, args.flags + static_cast<long long>(b) * args.ntiles,
+      args.slots + static_cast<long long>(b) * args.ntiles * kSlotW,
+      args.gflags + static_cast<long long>(b) * args.ngroups,
       args.gslots + static_cast<long long>(b) * args.ngroups * kSlotW, state, cnt0, tile_n);
 
   // Per-frame inclusive statistics: X (+) frames 0..f of the tile.
@@ -510,6 +541,13 @@ __device__ __forceinline__ void cln_fwd_scan_warp(const ClnFwdArgs<T, P>& args, 
       s_m2[f] = r;
     }
   }
+}
+
+template <typename G, typename T, typename P>
+__device__ __forceinline__ void cln_fwd_scan_body(const ClnFwdArgs<T, P>& args, int tile,
+                                                  acc_t<T>* s_mu, acc_t<T>* s_m2) {
+  cln_fwd_tile_publish<G>(args, tile, s_mu, s_m2);
+  cln_fwd_tile_finish<G>(args, tile, s_mu, s_m2);
 }
 
 // ---------------------------------------------------------------------------
@@ -690,24 +728,48 @@ __device__ __forceinline__ BwdAgg<A> cln_bwd_tile_scan(A (*s_abc)[G::BT]) {
 // The scan warp (as the forward's, tiles counted from the end).  Out:
 // s_abc[0][f] = P(t) - S_a(t), s_abc[1][f] = S_b(t).
 template <typename G, typename T, typename P>
+__device__ __forceinline__ void cln_bwd_scan_body(const ClnBwdArgs<T, P>& args, int tile,
+                                                  acc_t<T> (*s_abc)[G::BT]);
+template <typename G, typename T, typename P>
 __device__ __forceinline__ void cln_bwd_scan_warp(const ClnBwdArgs<T, P>& args, int tile,
                                                   acc_t<T> (*s_abc)[G::BT]) {
+  named_barrier(kBarAll, G::NTT);  // a_t, b_t, c_t ready
+  cln_bwd_scan_body<G>(args, tile, s_abc);
+}
+
+// The scan warp's work once a_t, b_t, c_t are in s_abc, in two halves as in
+// the forward: 1. the in-tile suffix scan and the publication of the tile
+// aggregate; 2. the cross-tile prefix, leaving s_abc[0][f] = P(t) - S_a(t),
+// s_abc[1][f] = S_b(t).  G needs BT and FPL only.
+template <typename G, typename T, typename P>
+__device__ __forceinline__ void cln_bwd_tile_publish(const ClnBwdArgs<T, P>& args, int tile,
+                                                     acc_t<T> (*s_abc)[G::BT]) {
+  using A = acc_t<T>;
+  using Op = ClnBwdOp<A>;
+  const int lane = threadIdx.x & 31;
+  const int b = tile % args.B;
+  const int jr = tile / args.B;  // tiles counted from the end
+  const typename Op::V agg = cln_bwd_tile_scan<G>(s_abc);
+  // The first tile in time has no successor.
+  if (jr + 1 < args.ntiles && lane == 0)
+    cln_publish<Op>(args.flags + static_cast<long long>(b) * args.ntiles,
+                    args.slots + static_cast<long long>(b) * args.ntiles * kSlotW, jr, agg);
+}
+
+template <typename G, typename T, typename P>
+__device__ __forceinline__ void cln_bwd_tile_finish(const ClnBwdArgs<T, P>& args, int tile,
+                                                    acc_t<T> (*s_abc)[G::BT]) {
   using A = acc_t<T>;
   using Op = ClnBwdOp<A>;
   using V = typename Op::V;
   constexpr int BT = G::BT, FPL = G::FPL;
   const int lane = threadIdx.x & 31;
   const int b = tile % args.B;
-  const int jr = tile / args.B;  // tiles counted from the end
-  int* flags = args.flags + static_cast<long long>(b) * args.ntiles;
-  A* slots = args.slots + static_cast<long long>(b) * args.ntiles * kSlotW;
-
-  named_barrier(kBarAll, G::NTT);  // a_t, b_t, c_t ready
-  const V agg = cln_bwd_tile_scan<G>(s_abc);
-  // The first tile in time has no successor.
-  if (jr + 1 < args.ntiles && lane == 0) cln_publish<Op>(flags, slots, jr, agg);
+  const int jr = tile / args.B;
   const V X = cln_exclusive_prefix<Op>(
-      jr, args.group, flags, slots, args.gflags + static_cast<long long>(b) * args.ngroups,
+      jr, args.group, args.flags + static_cast<long long>(b) * args.ntiles,
+      args.slots + static_cast<long long>(b) * args.ntiles * kSlotW,
+      args.gflags + static_cast<long long>(b) * args.ngroups,
       args.gslots + static_cast<long long>(b) * args.ngroups * kSlotW, Op::identity(), 0LL, 0LL);
 #pragma unroll
   for (int f0 = 0; f0 < FPL; ++f0) {
@@ -720,6 +782,13 @@ __device__ __forceinline__ void cln_bwd_scan_warp(const ClnBwdArgs<T, P>& args, 
       s_abc[1][f] = Sb;
     }
   }
+}
+
+template <typename G, typename T, typename P>
+__device__ __forceinline__ void cln_bwd_scan_body(const ClnBwdArgs<T, P>& args, int tile,
+                                                  acc_t<T> (*s_abc)[G::BT]) {
+  cln_bwd_tile_publish<G>(args, tile, s_abc);
+  cln_bwd_tile_finish<G>(args, tile, s_abc);
 }
 
 // ---------------------------------------------------------------------------

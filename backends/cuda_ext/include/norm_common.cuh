@@ -1,7 +1,7 @@
 // Framework-free building blocks shared by the cLN and RMSNorm kernels.
 //
 // NORMK_HOST_EMULATION (tests only): the PTX-level helpers (acquire/release
-// flags, named barriers, dynamic shared memory) come from
+// flags, named barriers, cp.async, dynamic shared memory) come from
 // backends/cuda_ext/emu/cuda_emu.h, which runs these kernels on the CPU.
 //
 // Nothing here knows about torch: kernels take plain pointers, sizes and
@@ -321,6 +321,39 @@ __device__ __forceinline__ void flag_spin(const int* p, int& v) {
 #ifndef NORMK_HOST_EMULATION
 __device__ __forceinline__ void named_barrier(int id, int nthreads) {
   asm volatile("barrier.sync %0, %1;" ::"r"(id), "r"(nthreads) : "memory");
+}
+// Arrive at a named barrier without waiting (producer / consumer hand-offs:
+// the arriving threads' earlier shared-memory writes are visible to the
+// threads that complete the barrier with named_barrier).
+__device__ __forceinline__ void named_barrier_arrive(int id, int nthreads) {
+  asm volatile("barrier.arrive %0, %1;" ::"r"(id), "r"(nthreads) : "memory");
+}
+
+// Asynchronous global -> shared copies (sm_80+ cp.async), the streaming
+// cLN kernels' tile loads (cln_stream.cuh).  N = 4, 8 or 16 bytes, both
+// addresses N-aligned; valid == false zero-fills the N bytes and reads
+// nothing (src-size 0; src must still be a mapped address).  16-byte copies
+// bypass L1 (.cg: the tile is read once); smaller ones must use .ca.
+template <int N>
+__device__ __forceinline__ void cp_async(void* dst, const void* src, bool valid) {
+  static_assert(N == 4 || N == 8 || N == 16, "cp.async copies 4, 8 or 16 bytes");
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  const int n = valid ? N : 0;
+  if constexpr (N == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(n)
+                 : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(d), "l"(src), "n"(N),
+                 "r"(n)
+                 : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+// Wait until at most N of this thread's committed groups are in flight.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
 
 // The block's dynamic shared memory.

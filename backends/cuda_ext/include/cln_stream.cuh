@@ -1,0 +1,497 @@
+// Cumulative layer norm, forward and backward: persistent, warp-specialized
+// kernels that stream tiles through a ring of shared-memory stages.
+// Framework-free (norm_common.cuh).
+//
+// Why a second design.  The register-tile kernels of cln_kernels.cuh hold a
+// whole tile (BT frames x all C channels) in registers, one tile per block.
+// On an H200 they reached 0.32-0.51 (fp32) / 0.24-0.33 (bf16) of copy
+// bandwidth forward, and the Triton kernel of the same design 0.64-0.66 /
+// 0.42-0.47; a load-store-only skeleton of that design capped at 0.72-0.80
+// (fp32) / 0.64-0.68 (bf16): each block's loads are in flight only until
+// its tile has arrived, then the SM computes, waits for the prefix and
+// stores with few bytes in flight (25% occupancy, register bound)
+// (bench/results/NOTES.md section 6).
+//
+// Here each block is persistent (a grid of at most SMs x occupancy blocks)
+// and owns a ring of S stages in shared memory, each holding one tile
+// ([C][BT] elements: row c = channel c's BT frames), loaded with cp.async.
+// The block's two halves work on different tiles of the ring:
+//
+//   * producer (warps 4-7): claims tiles (tickets), issues their copies,
+//     and as each lands computes its per-frame statistics, runs the in-tile
+//     frame scan and publishes the tile aggregate (cln_fwd_tile_publish);
+//     then hands the stage to the consumer (named barrier FULL[s]).
+//   * consumer (warps 0-3): waits for the tile's cross-tile prefix
+//     (cln_fwd_tile_finish, warp 0), writes y from the stage, and gives the
+//     stage back (EMPTY[s]).
+//
+// Why the split.  A first version ran all 8 warps through the ring in order
+// (stats, prefix wait, output, refill): 0.23-0.31 of copy bandwidth on the
+// H200, below the register kernels (bench/results/nvidia-h200-s4-tune-
+// stream-v1.log).  A tile's aggregate was published only when the tile
+// reached the head of its block's ring, i.e. after that block's earlier
+// tiles had waited for *their* prefixes, so the waits chained from block to
+// block.  With the split, a tile's aggregate depends only on its data
+// having landed and on the ring having room: the producer runs up to
+// `lead` (D) tiles ahead of the consumer.
+//
+// Ring protocol (S stages, lead D, 1 <= D <= S - 1; tile k of the block in
+// stage k % S): the producer's step k waits for tile k's copies, publishes
+// its statistics, arrives at FULL[k % S]; then (k >= D) waits at
+// EMPTY[(k - D) % S] for the consumer to finish tile k - D and refills that
+// stage with a new ticket (tile k + S - D).  So S - 1 - D tiles are in
+// flight while the producer computes, S - D once it has refilled.  A ticket
+// >= the tile count is the end marker: the producer hands it over like a
+// tile and stops, the consumer stops when it sees it.  Every wait is on an
+// earlier ticket (the smallest unfinished ticket is at its consumer's head,
+// with its statistics published and its predecessors finished), so the
+// kernel cannot deadlock whatever the scheduling.
+//
+// Tile geometry (StreamGeom): each half has 128 threads; PPR 16-byte packs
+// per row, BT = PPR * V frames (V = 16 / sizeof(T)).  Producer statistics:
+// thread p takes frame p % BT and the channels p / BT (mod 128 / BT):
+// consecutive lanes read consecutive words (no bank conflicts); the
+// per-frame partials of the channel groups are summed in a fixed order.
+// Consumer output: thread c takes pack column c % PPR of rows c / PPR +
+// k * (128 / PPR): 16-byte shared loads and 16-byte global stores,
+// consecutive threads on consecutive packs of a row.
+//
+// The cross-tile prefix and the in-tile frame scan are those of
+// cln_kernels.cuh (the same fixed-order two-level prefix: bitwise
+// deterministic).  The launcher (csrc/cln_common.h, stream_plan) picks PPR,
+// S and D; shapes whose 2-stage ring does not fit the shared memory use the
+// register-tile kernels.
+#pragma once
+
+#include "cln_kernels.cuh"
+
+namespace normk {
+
+constexpr int kStreamThreads = 256;
+constexpr int kStreamHalf = 128;  // producer threads; consumer threads (scan warp + output)
+constexpr int kStreamOut = kStreamHalf - 32;  // output threads (consumer warps 1-3)
+constexpr int kStreamMaxStages = 4;
+// Named barriers (0 is __syncthreads), with their thread counts: the
+// producer half (128); FULL[s]: producer -> scan warp (128 arrive + 32 wait);
+// READY[s]: scan warp -> output warps (32 + 96); EMPTY[s]: output warps ->
+// producer (96 + 128).
+constexpr int kBarProd = 1;
+constexpr int kBarFull = 2;
+constexpr int kBarReady = kBarFull + kStreamMaxStages;
+constexpr int kBarEmpty = kBarReady + kStreamMaxStages;
+constexpr int kFullCount = kStreamHalf + 32;
+constexpr int kReadyCount = 32 + kStreamOut;
+constexpr int kEmptyCount = kStreamOut + kStreamHalf;
+static_assert(kBarEmpty + kStreamMaxStages <= 16, "16 hardware barriers per block");
+
+template <typename T, int PPR_>
+struct StreamGeom {
+  static constexpr int V = PackInfo<T>::V;
+  static constexpr int PPR = PPR_;              // 16-byte packs per channel row of a tile
+  static constexpr int BT = PPR * V;            // frames per tile
+  static constexpr int RPI = kStreamHalf / PPR;  // rows per step of the producer's copies
+  static constexpr int RPO = kStreamOut / PPR;   // rows per step of the output loop
+  static constexpr int NCG = kStreamHalf / BT;   // channel groups of the statistics
+  static constexpr int FPL = (BT + 31) / 32;     // frames per lane of the warp scans
+  static_assert(PPR <= 32 && kStreamHalf % PPR == 0 && kStreamOut % PPR == 0 && NCG >= 1 &&
+                    kStreamHalf % BT == 0,
+                "bad stream tile shape");
+};
+
+// Wait until at most d (0..3) of this thread's committed copy groups are
+// still in flight.
+__device__ __forceinline__ void cp_async_wait_depth(int d) {
+  if (d <= 0)
+    cp_async_wait<0>();
+  else if (d == 1)
+    cp_async_wait<1>();
+  else if (d == 2)
+    cp_async_wait<2>();
+  else
+    cp_async_wait<3>();
+}
+
+// Issue one half's copies of a tile: C rows of BT frames from frame t0 of
+// the sequence at `src` (row stride L) into dst[C][BT]; frames past L are
+// zero-filled.  h: the thread's index in its half.  vec: 16-byte copies (L %
+// V == 0 and src 16-byte aligned); else element copies (cp.async for 4- and
+// 8-byte types; plain loads and shared stores for 16-bit ones, which
+// cp.async cannot copy alone).
+template <typename G, typename T>
+__device__ __forceinline__ void stream_issue_tile(T* dst, const T* src, int C, int L, int t0,
+                                                  bool vec, int h) {
+  constexpr int V = G::V, BT = G::BT;
+  const int j = h % G::PPR;
+  const int tt = t0 + j * V;
+  if (vec) {
+    const bool ok = tt < L;  // L % V == 0: a pack is all in or all out
+    for (int c = h / G::PPR; c < C; c += G::RPI)
+      cp_async<16>(dst + c * BT + j * V, ok ? src + static_cast<long long>(c) * L + tt : src, ok);
+  } else {
+    for (int c = h / G::PPR; c < C; c += G::RPI) {
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        const bool ok = tt + k < L;
+        const T* s = ok ? src + static_cast<long long>(c) * L + tt + k : src;
+        if constexpr (sizeof(T) >= 4)
+          cp_async<sizeof(T)>(dst + c * BT + j * V + k, s, ok);
+        else
+          dst[c * BT + j * V + k] = ok ? *s : Elem<T>::from_acc(0.0f);
+      }
+    }
+  }
+}
+
+// Sum the producer threads' per-frame partials over the channel groups
+// (thread h: frame h % BT, group h / BT) in a fixed order; the sum for frame
+// h goes to thread h < BT, the others get 0.  Two producer barriers.
+template <typename G, typename A>
+__device__ __forceinline__ A stream_frame_sum(A (*s_red)[G::BT], A part, int h) {
+  s_red[h / G::BT][h % G::BT] = part;
+  named_barrier(kBarProd, kStreamHalf);
+  A s = A(0);
+  if (h < G::BT) {
+#pragma unroll
+    for (int g = 0; g < G::NCG; ++g) s += s_red[g][h];
+  }
+  named_barrier(kBarProd, kStreamHalf);  // s_red may be reused
+  return s;
+}
+
+// The producer half's ring schedule (shared by both directions).  The
+// block's tiles are first, first + stride, ... below ntot (tile k of the
+// block in stage k % S).
+//   issue(s, tile): the half's copies of `tile` into stage s (the caller commits)
+//   stats(s, tile): its statistics and publication (may use producer barriers)
+template <typename Issue, typename Stats>
+__device__ __forceinline__ void stream_producer(int first, int stride, int ntot, int S, int D,
+                                                Issue&& issue, Stats&& stats) {
+  const auto tile_of = [&](int k) { return first + k * stride; };
+  for (int s = 0; s < S; ++s) {
+    if (tile_of(s) < ntot) issue(s, tile_of(s));
+    cp_async_commit();  // one group per tile slot, empty or not
+  }
+  int k = 0;
+  for (; tile_of(k) < ntot; ++k) {
+    const int s = k % S;
+    // Groups committed so far: S + max(0, k - D), tile k being group k.
+    cp_async_wait_depth(k < D ? S - 1 - k : S - 1 - D);
+    named_barrier(kBarProd, kStreamHalf);  // the whole half's copies of tile k have landed
+    stats(s, tile_of(k));
+    named_barrier_arrive(kBarFull + s, kFullCount);
+    if (k >= D) {
+      const int sr = (k - D) % S;
+      named_barrier(kBarEmpty + sr, kEmptyCount);  // the output warps are done with tile k - D
+      if (tile_of(k + S - D) < ntot) issue(sr, tile_of(k + S - D));
+      cp_async_commit();
+    }
+  }
+  // Collect the consumer's last hand-backs (tiles k - D .. k - 1), so that
+  // every barrier is complete when the block exits.
+  for (int t = k - D < 0 ? 0 : k - D; t < k; ++t) named_barrier(kBarEmpty + t % S, kEmptyCount);
+  cp_async_wait<0>();
+}
+
+// The consumer half.  Its scan warp (warp 0) runs finish(s, tile) (the
+// cross-tile wait) for each of the block's tiles once the producer has handed
+// it over, and passes it on; the output warps (1-3) run out(s, tile, o) (o:
+// the thread's index among them) and give the stage back.  So the scan warp
+// waits for tile k + 1's prefix while the output warps write tile k: with
+// one consumer loop (wait, then output, all 4 warps) the wait was on the
+// critical path of every tile.
+template <typename Finish, typename Out>
+__device__ __forceinline__ void stream_consumer(int first, int stride, int ntot, int S,
+                                                Finish&& finish, Out&& out) {
+  const int tid = threadIdx.x;
+  if (tid < 32) {
+    for (int k = 0; first + k * stride < ntot; ++k) {
+      const int s = k % S;
+      named_barrier(kBarFull + s, kFullCount);
+      finish(s, first + k * stride);
+      named_barrier_arrive(kBarReady + s, kReadyCount);
+    }
+  } else {
+    for (int k = 0; first + k * stride < ntot; ++k) {
+      const int s = k % S;
+      named_barrier(kBarReady + s, kReadyCount);
+      out(s, first + k * stride, tid - 32);
+      named_barrier_arrive(kBarEmpty + s, kEmptyCount);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Forward.  Producer, per tile: frame means (pass 1 over the stage), frame
+// M2 about them (pass 2: exact two-pass statistics), the in-tile scan and
+// the tile aggregate.  Consumer: the prefix, then
+// y = (x - mu_t) * rstd_t * gamma + beta from the stage.
+// ---------------------------------------------------------------------------
+template <typename T, typename P, int PPR>
+__global__ void __launch_bounds__(kStreamThreads, 1)
+    cln_fwd_stream_kernel(const ClnFwdArgs<T, P> args) {
+  using A = acc_t<T>;
+  using G = StreamGeom<T, PPR>;
+  constexpr int V = G::V, BT = G::BT, NCG = G::NCG;
+
+  __shared__ A s_mu[kStreamMaxStages][BT];  // frame mean -> in-tile scan -> mu_t
+  __shared__ A s_m2[kStreamMaxStages][BT];  // frame M2 -> in-tile scan -> rstd_t
+  __shared__ A s_red[NCG][BT];
+  T* const ring = dynamic_smem<T>();
+
+  const int C = args.C, L = args.L;
+  const int ntot = args.B * args.ntiles;
+  const int S = args.nstages;
+  const int tile_elems = C * BT;
+  const bool vec = args.vec != 0;
+  const int tid = threadIdx.x;
+  // gamma and beta (as A) after the ring.  Read from shared memory: read
+  // from global memory in the output loop (an L2 round trip per row, L1
+  // hit rate 0.02 % next to the 192 KB ring) they made the load-store
+  // skeleton of this kernel latency bound at 0.46-0.64 of copy bandwidth.
+  A* const s_gm = reinterpret_cast<A*>(ring + S * tile_elems);
+  A* const s_bt = s_gm + C;
+  for (int c = tid; c < C; c += kStreamThreads) {
+    s_gm[c] = args.gamma ? load_param<P, A>(args.gamma, c) : A(1);
+    s_bt[c] = args.beta ? load_param<P, A>(args.beta, c) : A(0);
+  }
+  __syncthreads();
+
+  if (tid >= kStreamHalf) {  // ---- producer ----
+    const int h = tid - kStreamHalf;
+    const int f = h % BT, cg = h / BT;
+    const A inv_c = A(1) / static_cast<A>(C);
+    auto issue = [&](int s, int tile) {
+      stream_issue_tile<G>(ring + s * tile_elems,
+                           args.x + static_cast<long long>(tile % args.B) * C * L, C, L,
+                           (tile / args.B) * BT, vec, h);
+    };
+    auto stats = [&](int s, int tile) {
+      if (args.diag >= 2) return;  // timing diagnostic: no statistics, no publication
+      const T* tl = ring + s * tile_elems;
+      A acc = A(0);
+      for (int c = cg; c < C; c += NCG) acc += Elem<T>::to_acc(tl[c * BT + f]);
+      A sum = stream_frame_sum<G>(s_red, acc, h);
+      if (h < BT) s_mu[s][h] = sum * inv_c;
+      named_barrier(kBarProd, kStreamHalf);
+      const A mf = s_mu[s][f];
+      acc = A(0);
+      for (int c = cg; c < C; c += NCG) {
+        const A d = Elem<T>::to_acc(tl[c * BT + f]) - mf;
+        acc += d * d;
+      }
+      sum = stream_frame_sum<G>(s_red, acc, h);
+      if (h < BT) s_m2[s][h] = sum;
+      named_barrier(kBarProd, kStreamHalf);
+      if (h < 32) cln_fwd_tile_publish<G>(args, tile, s_mu[s], s_m2[s]);
+    };
+    stream_producer(blockIdx.x, gridDim.x, ntot, S, args.lead, issue, stats);
+    return;
+  }
+
+  // ---- consumer ----
+  auto finish = [&](int s, int tile) {
+    if (args.diag >= 1) {  // timing diagnostic: no cross-tile wait, constant statistics
+      for (int f = tid; f < BT; f += 32) {
+        s_mu[s][f] = A(0);
+        s_m2[s][f] = A(1);
+      }
+    } else {
+      cln_fwd_tile_finish<G>(args, tile, s_mu[s], s_m2[s]);
+    }
+  };
+  auto out = [&](int s, int tile, int o) {
+    const int j = o % PPR, r0 = o / PPR;
+    const int b = tile % args.B;
+    const int tt = (tile / args.B) * BT + j * V;
+    const int nvalid = L - tt;
+    if (nvalid <= 0) return;
+    A mu[V], rs[V];
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      mu[k] = s_mu[s][j * V + k];
+      rs[k] = s_m2[s][j * V + k];
+    }
+    const bool vst = vec && nvalid >= V;
+    const T* tl = ring + s * tile_elems;
+    T* yb = args.y + static_cast<long long>(b) * C * L;
+#pragma unroll 4
+    for (int c = r0; c < C; c += G::RPO) {
+      const uint4 u = *reinterpret_cast<const uint4*>(tl + c * BT + j * V);
+      const A gm = s_gm[c], bt = s_bt[c];
+      A y[V];
+#pragma unroll
+      for (int k = 0; k < V; ++k) y[k] = (Elem<T>::get(u, k) - mu[k]) * rs[k] * gm + bt;
+      store_pack<T>(yb + static_cast<long long>(c) * L + tt, y, vst, nvalid);
+    }
+  };
+  stream_consumer(blockIdx.x, gridDim.x, ntot, S, finish, out);
+}
+
+// ---------------------------------------------------------------------------
+// Backward (tiles counted from the last one, as in cln_kernels.cuh).  A
+// stage holds the x tile, the dy tile and the tile's (mean, rstd) frames.
+// Producer: per-frame G1 = sum_c g, G2 = sum_c g * xhat (g = dy * gamma) in
+// one pass, a_t, b_t, c_t, the in-tile suffix scan and the tile aggregate.
+// Consumer: the prefix, then dx = r * g - (x - K) * S_b + (P - S_a) and the
+// per-tile dgamma / dbeta partials (per channel, the sums over the tile's
+// frames of dy * xhat and dy; reduced afterwards in a fixed order).
+// ---------------------------------------------------------------------------
+// Stage layout: [x: C*BT T][dy: C*BT T][mean: BT A][rstd: BT A]; every part
+// starts 16-byte aligned (C * BT * sizeof(T) = C * PPR * 16, 2 * BT *
+// sizeof(A) a multiple of 16 for PPR >= 4).
+template <typename T, int BT>
+__host__ __device__ constexpr long long stream_bwd_stage_bytes(long long C) {
+  return 2 * C * BT * static_cast<long long>(sizeof(T)) +
+         2 * BT * static_cast<long long>(sizeof(acc_t<T>));
+}
+
+template <typename T, typename P, int PPR>
+__global__ void __launch_bounds__(kStreamThreads, 1)
+    cln_bwd_stream_kernel(const ClnBwdArgs<T, P> args) {
+  using A = acc_t<T>;
+  using G = StreamGeom<T, PPR>;
+  constexpr int V = G::V, BT = G::BT, NCG = G::NCG;
+  static_assert((2 * BT * sizeof(A)) % 16 == 0, "stage parts must stay 16-byte aligned");
+
+  __shared__ A s_abc[kStreamMaxStages][3][BT];  // a_t, b_t, c_t -> in-tile suffix -> P - S_a, S_b
+  __shared__ A s_red[NCG][BT];
+  unsigned char* const ring = dynamic_smem<unsigned char>();
+
+  const int C = args.C, L = args.L;
+  const int ntot = args.B * args.ntiles;
+  const int S = args.nstages;
+  const long long stage_bytes = stream_bwd_stage_bytes<T, BT>(C);
+  const int tile_elems = C * BT;
+  const bool vec = args.vec != 0;
+  const int tid = threadIdx.x;
+  // gamma (as A) after the ring, read by both halves.
+  A* const s_gamma = reinterpret_cast<A*>(ring + S * stage_bytes);
+  if (args.gamma)
+    for (int c = tid; c < C; c += kStreamThreads) s_gamma[c] = load_param<P, A>(args.gamma, c);
+  __syncthreads();
+
+  auto stage_x = [&](int s) { return reinterpret_cast<T*>(ring + s * stage_bytes); };
+  auto stage_dy = [&](int s) { return stage_x(s) + tile_elems; };
+  auto stage_mr = [&](int s) { return reinterpret_cast<A*>(stage_x(s) + 2 * tile_elems); };
+  auto first_frame = [&](int tile) { return (args.ntiles - 1 - tile / args.B) * BT; };
+
+  if (tid >= kStreamHalf) {  // ---- producer ----
+    const int h = tid - kStreamHalf;
+    const int f = h % BT, cg = h / BT;
+    auto issue = [&](int s, int tile) {
+      const int b = tile % args.B;
+      const int t0 = first_frame(tile);
+      const long long bofs = static_cast<long long>(b) * C * L;
+      stream_issue_tile<G>(stage_x(s), args.x + bofs, C, L, t0, vec, h);
+      stream_issue_tile<G>(stage_dy(s), args.dy + bofs, C, L, t0, vec, h);
+      for (int e = h; e < 2 * BT; e += kStreamHalf) {  // mean (e < BT), rstd of the frames
+        const int fr = e % BT;
+        const bool ok = t0 + fr < L;
+        const A* src = (e < BT ? args.mean : args.rstd) + static_cast<long long>(b) * L;
+        cp_async<sizeof(A)>(stage_mr(s) + e, ok ? src + t0 + fr : src, ok);
+      }
+    };
+    auto stats = [&](int s, int tile) {
+      const T* xt = stage_x(s);
+      const T* gt = stage_dy(s);
+      const A* s_mu = stage_mr(s);
+      const A* s_r = s_mu + BT;
+      const int b = tile % args.B;
+      const int t0 = first_frame(tile);
+      // Issued first: their L2 round trip overlaps the channel loop.
+      const A K = args.mean[static_cast<long long>(b) * L];
+      const long long cnt0 = args.count ? args.count[b] : 0LL;
+      // Frames past L: dy = 0 there, so both sums vanish.
+      const A mf = s_mu[f], rf = s_r[f];
+      A g1 = A(0), g2 = A(0);
+      for (int c = cg; c < C; c += NCG) {
+        const A gm = args.gamma ? s_gamma[c] : A(1);
+        const A g = Elem<T>::to_acc(gt[c * BT + f]) * gm;
+        g1 += g;
+        g2 += g * ((Elem<T>::to_acc(xt[c * BT + f]) - mf) * rf);
+      }
+      const A s1 = stream_frame_sum<G>(s_red, g1, h);
+      const A s2 = stream_frame_sum<G>(s_red, g2, h);
+      if (h < BT) {
+        const int t = t0 + h;
+        A a_ = A(0), b_ = A(0), c_ = A(0);
+        if (t < L) {
+          const A n = static_cast<A>(cnt0 + static_cast<long long>(C) * (t + 1));
+          const A r = s_r[h];
+          a_ = r * s1 / n;
+          b_ = r * r * s2 / n;
+          c_ = b_ * (s_mu[h] - K);
+        }
+        s_abc[s][0][h] = a_;
+        s_abc[s][1][h] = b_;
+        s_abc[s][2][h] = c_;
+      }
+      named_barrier(kBarProd, kStreamHalf);
+      if (h < 32) cln_bwd_tile_publish<G>(args, tile, s_abc[s]);
+    };
+    stream_producer(blockIdx.x, gridDim.x, ntot, S, args.lead, issue, stats);
+    return;
+  }
+
+  // ---- consumer ----
+  const bool partials = args.partial != nullptr;
+  auto finish = [&](int s, int tile) { cln_bwd_tile_finish<G>(args, tile, s_abc[s]); };
+  auto out = [&](int s, int tile, int o) {
+    const int j = o % PPR, r0 = o / PPR;
+    const int b = tile % args.B;
+    const A K = args.mean[static_cast<long long>(b) * L];
+    const int tt = first_frame(tile) + j * V;
+    const int nvalid = L - tt;
+    const T* xt = stage_x(s);
+    const T* gt = stage_dy(s);
+    const A* s_mu = stage_mr(s);
+    const A* s_r = s_mu + BT;
+    A mu[V], rs[V], U[V], Sb[V];
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      mu[k] = s_mu[j * V + k];
+      rs[k] = s_r[j * V + k];
+      U[k] = s_abc[s][0][j * V + k];
+      Sb[k] = s_abc[s][1][j * V + k];
+    }
+    const bool vst = vec && nvalid >= V;
+    T* dxb = args.dx + static_cast<long long>(b) * C * L;
+    A* pp = partials ? args.partial + static_cast<long long>(tile) * 2 * C : nullptr;
+    // A uniform trip count over the output warps: the partials' shuffles need whole warps.
+#pragma unroll 2
+    for (int cb = 0; cb < C; cb += G::RPO) {
+      const int c = cb + r0;
+      const bool row = c < C;
+      const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
+      const uint4 ux = row ? *reinterpret_cast<const uint4*>(xt + c * BT + j * V) : zero;
+      const uint4 ug = row ? *reinterpret_cast<const uint4*>(gt + c * BT + j * V) : zero;
+      const A gm = (args.gamma && row) ? s_gamma[c] : A(1);
+      A dx[V];
+      A pg = A(0), pb = A(0);
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        const A xv = Elem<T>::get(ux, k), dyv = Elem<T>::get(ug, k);
+        dx[k] = rs[k] * (dyv * gm) - (xv - K) * Sb[k] + U[k];
+        pg += dyv * ((xv - mu[k]) * rs[k]);
+        pb += dyv;
+      }
+      if (row && nvalid > 0)
+        store_pack<T>(dxb + static_cast<long long>(c) * L + tt, dx, vst, nvalid);
+      if (partials) {
+        // The PPR lanes of a row (consecutive, PPR | 32) hold its packs.
+#pragma unroll
+        for (int o2 = 1; o2 < PPR; o2 <<= 1) {
+          pg += __shfl_xor_sync(kFullMask, pg, o2);
+          pb += __shfl_xor_sync(kFullMask, pb, o2);
+        }
+        if (j == 0 && row) {
+          pp[c] = pg;
+          pp[C + c] = pb;
+        }
+      }
+    }
+  };
+  stream_consumer(blockIdx.x, gridDim.x, ntot, S, finish, out);
+}
+
+}  // namespace normk
