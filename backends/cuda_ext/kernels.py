@@ -21,8 +21,9 @@ needed (a minute or so) and caches on disk:
 Run ``python -m backends.cuda_ext.kernels --selftest`` on a CUDA machine to
 compare every function with :mod:`common.eager` (float64) and print relative
 errors; ``--bench`` prints bandwidth figures for the target shapes.  Knob
-sweeps (e.g. the group size ``CLN_GROUP_TILES``) live in ``python -m bench.tune
---backend cuda_ext``.
+sweeps (the cLN kernel family and tile shape ``CLN_STREAM_*``, the group size
+``CLN_GROUP_TILES``) live in ``python -m bench.tune --backend cuda_ext``;
+``python -m bench.diag_cln_stream`` times the streaming kernel with stages left out.
 """
 
 from __future__ import annotations
@@ -62,30 +63,37 @@ _SOURCES = (
 _CUDA_FLAGS = ("-O3", "-lineinfo")
 _CXX_FLAGS = ("-O3",)
 
-# cLN cross-tile scheme (include/cln_kernels.cuh): one block per tile, in
-# ticket order, publishes its tile aggregate, then reduces its exclusive
-# prefix from the earlier tiles' published words in a fixed order (bitwise
-# deterministic), two-level: tiles form groups of G, a group-start tile also
-# publishes the group prefix, and every tile reduces at most G words.
-#   CLN_GROUP_TILES  G, read at every call and passed to the launchers as a
-#                    plain int, so that a GPU sweep changes it without a
-#                    rebuild (see cln_knobs); <= 0: the C++ default, also 256.
-# G = 256 rather than 1024: on the H200, (2, 128, 64000) fp32 fwd 0.31 vs 0.27
-# of copy bandwidth (fwd+bwd 0.30 vs 0.26; bf16 fwd 0.23 vs 0.19), neutral on
-# the other target shapes.  Split STATS / NORMALIZE roles (two blocks per
-# tile, the second re-reading it from L2, knobs CLN_SPLIT_MIN_BYTES /
-# CLN_L2_WINDOW_BYTES) were measured slower on every shape, e.g.
-# (16, 512, 4000) fp32 fwd 0.43-0.45 vs 0.50 and bf16 0.25 vs 0.32, seed
-# (80, 64, 301) 21.8 vs 20.9 us, and removed.
+# cLN kernels.  Both families publish each tile's aggregate, then reduce the
+# tile's exclusive prefix from the earlier tiles' published words in a fixed
+# order (bitwise deterministic), two-level: tiles form groups of G, a
+# group-start tile also publishes the group prefix, and every tile reduces at
+# most G words.
+#   * the streaming kernels (include/cln_stream.cuh, the default): persistent
+#     blocks, all resident (a cooperative launch), block b takes the tiles
+#     b, b + grid, ...; tiles stream through a ring of shared-memory stages
+#     (cp.async); producer warps publish the statistics, a scan warp waits for
+#     the prefix, output warps write.  On the H200 0.53-0.65 (fp32) /
+#     0.40-0.48 (bf16) of copy bandwidth forward, 0.46-0.55 / 0.35-0.43
+#     forward+backward at the target shapes, against 0.32-0.51 / 0.24-0.33
+#     and 0.31-0.45 / 0.25-0.33 for the register kernels
+#     (bench/results/nvidia-h200-s4-final-tune-cln-defaults.log, -s3-).
+#   * the register-tile kernels (include/cln_kernels.cuh): one block per tile,
+#     tiles claimed by tickets, the tile in registers.  Used where the
+#     streaming ring does not fit the shared memory (C past ~1500 in fp32).
+# Knobs, read at every call and passed to the launchers as plain ints, so that
+# a GPU sweep changes them without a rebuild (see cln_knobs, bench.tune):
+#   CLN_GROUP_TILES    G; <= 0: the C++ default, also 256.  256 rather than 1024:
+#                      (2, 128, 64000) fp32 fwd 0.31 vs 0.27 with the register kernels.
+#   CLN_STREAM_PPR     -1: the register-tile kernels; 0: the streaming kernels with the
+#                      launcher's automatic tile shape (csrc/cln_common.h, stream_plan);
+#                      4 / 8 / 16: that many 16-byte packs per tile row.
+#   CLN_STREAM_STAGES  0: automatic (2 or 3); 2-4: the ring depth S.
+#   CLN_STREAM_LEAD    0: automatic (1); 1..S-1: tiles the producer may run ahead.
+# A forced shape that does not fit the shared memory raises.  Split STATS /
+# NORMALIZE roles (two blocks per tile, the second re-reading it from L2) were
+# measured slower on every shape with the register kernels, e.g.
+# (16, 512, 4000) fp32 fwd 0.43-0.45 vs 0.50, and removed.
 CLN_GROUP_TILES = 256
-# cLN kernel family (include/cln_stream.cuh, csrc/cln_common.h), read at every call:
-#   CLN_STREAM_PPR     -1: the register-tile kernels of include/cln_kernels.cuh (one block
-#                      per tile, the tile in registers); 0: the persistent warp-specialized
-#                      streaming kernels (tiles through a ring of shared-memory stages,
-#                      cp.async) with the launcher's automatic tile shape; 4 / 8 / 16: that
-#                      many 16-byte packs per tile row.
-#   CLN_STREAM_STAGES  0: automatic (as many as fit, at most 4); 2-4: the ring depth S.
-#   CLN_STREAM_LEAD    0: automatic (1); 1..S-1: tiles the producer half may run ahead.
 CLN_STREAM_PPR = 0
 CLN_STREAM_STAGES = 0
 CLN_STREAM_LEAD = 0
@@ -558,7 +566,10 @@ def bench(device: torch.device | None = None) -> None:
         bw = nbytes / (ms * 1e-3)
         print(f"{what:<44} {ms * 1e3:9.1f} us {bw / 1e9:7.0f} GB/s {bw / copy_bw:6.3f}")
 
-    print(f"cLN knobs: CLN_GROUP_TILES={CLN_GROUP_TILES}")
+    print(
+        f"cLN knobs: CLN_GROUP_TILES={CLN_GROUP_TILES} CLN_STREAM_PPR={CLN_STREAM_PPR} "
+        f"CLN_STREAM_STAGES={CLN_STREAM_STAGES} CLN_STREAM_LEAD={CLN_STREAM_LEAD}"
+    )
     for dtype in (torch.float32, torch.bfloat16):
         acc = acc_dtype(dtype)
         for B, C, T in ((16, 512, 4000), (4, 256, 16000), (2, 128, 64000), (80, 64, 301)):

@@ -5,56 +5,78 @@
 // Why a second design.  The register-tile kernels of cln_kernels.cuh hold a
 // whole tile (BT frames x all C channels) in registers, one tile per block.
 // On an H200 they reached 0.32-0.51 (fp32) / 0.24-0.33 (bf16) of copy
-// bandwidth forward, and the Triton kernel of the same design 0.64-0.66 /
-// 0.42-0.47; a load-store-only skeleton of that design capped at 0.72-0.80
-// (fp32) / 0.64-0.68 (bf16): each block's loads are in flight only until
-// its tile has arrived, then the SM computes, waits for the prefix and
-// stores with few bytes in flight (25% occupancy, register bound)
-// (bench/results/NOTES.md section 6).
+// bandwidth forward; a load-store-only skeleton of that design (Triton)
+// capped at 0.72-0.80 (fp32) / 0.64-0.68 (bf16): each block's loads are in
+// flight only until its tile has arrived, then the SM computes, waits for
+// the prefix and stores with few bytes in flight (25% occupancy, register
+// bound) (bench/results/NOTES.md sections 6-7).  These kernels reach
+// 0.53-0.65 (fp32) / 0.40-0.48 (bf16) forward on the same shapes.
 //
-// Here each block is persistent (a grid of at most SMs x occupancy blocks)
-// and owns a ring of S stages in shared memory, each holding one tile
-// ([C][BT] elements: row c = channel c's BT frames), loaded with cp.async.
-// The block's two halves work on different tiles of the ring:
+// Each block is persistent (a grid of SMs x occupancy blocks, all resident
+// at once: a cooperative launch) and owns a ring of S stages in shared
+// memory, each holding one tile ([C][BT] elements: row c = channel c's BT
+// frames), loaded with cp.async.  Block b takes the tiles b, b + grid,
+// b + 2 grid, ... (tile g = i * B + batch item, i the tile index in time), so
+// at any moment the blocks work on one window of consecutive tiles.  Its
+// warps have three roles, each on a different tile of the ring:
 //
-//   * producer (warps 4-7): claims tiles (tickets), issues their copies,
-//     and as each lands computes its per-frame statistics, runs the in-tile
-//     frame scan and publishes the tile aggregate (cln_fwd_tile_publish);
-//     then hands the stage to the consumer (named barrier FULL[s]).
-//   * consumer (warps 0-3): waits for the tile's cross-tile prefix
-//     (cln_fwd_tile_finish, warp 0), writes y from the stage, and gives the
-//     stage back (EMPTY[s]).
+//   * producer (warps 4-7): issues the tiles' copies and, as each lands,
+//     computes its per-frame statistics, runs the in-tile frame scan and
+//     publishes the tile aggregate (cln_fwd_tile_publish); hands the stage
+//     over (named barrier FULL[s]).
+//   * scan warp (warp 0): the tile's cross-tile prefix and per-frame
+//     statistics (cln_fwd_tile_finish); hands over (READY[s]).
+//   * output warps (1-3): y from the stage; give it back (EMPTY[s]).
 //
-// Why the split.  A first version ran all 8 warps through the ring in order
-// (stats, prefix wait, output, refill): 0.23-0.31 of copy bandwidth on the
-// H200, below the register kernels (bench/results/nvidia-h200-s4-tune-
-// stream-v1.log).  A tile's aggregate was published only when the tile
-// reached the head of its block's ring, i.e. after that block's earlier
-// tiles had waited for *their* prefixes, so the waits chained from block to
-// block.  With the split, a tile's aggregate depends only on its data
-// having landed and on the ring having room: the producer runs up to
-// `lead` (D) tiles ahead of the consumer.
+// What decided this (H200, bench/results/nvidia-h200-s4-*.log, forward at
+// (16, 512, 4000) fp32 unless said; fraction of copy bandwidth):
+//   - All 8 warps through the ring in order (stats, prefix wait, output)
+//     with tiles claimed by tickets: 0.30-0.32, below the register kernels
+//     (0.51).  A tile's aggregate waited behind its block's earlier tiles'
+//     prefix waits, and a block's ring held tickets far apart, so the waits
+//     chained from block to block (tune-stream-v1 and v2, the latter with
+//     the producer / consumer split: some 3-4-stage cases fell to
+//     0.04-0.06).  The fixed tile schedule above removed the chains (v3: no
+//     collapse anywhere, 0.35 here).
+//   - gamma and beta read from global memory per output row (L1 hit rate
+//     0.02 % next to the ring, an L2 round trip per row) made even the
+//     load-store skeleton latency bound: 0.49; from shared memory 0.75 and
+//     the kernel 0.35 -> 0.59 (diag-stream-gamma-global vs -before-scan-split).
+//   - The scan warp apart from the output warps (the prefix wait of tile
+//     k + 1 overlaps the output of tile k): 0.59 -> 0.64; (2, 128, 64000)
+//     fp32 with 2 stages 0.52 -> 0.53 (diag-stream).
+//   - Ring shape: final-tune-cln-defaults and the notes in
+//     csrc/cln_common.h (stream_plan).
 //
-// Ring protocol (S stages, lead D, 1 <= D <= S - 1; tile k of the block in
-// stage k % S): the producer's step k waits for tile k's copies, publishes
-// its statistics, arrives at FULL[k % S]; then (k >= D) waits at
-// EMPTY[(k - D) % S] for the consumer to finish tile k - D and refills that
-// stage with a new ticket (tile k + S - D).  So S - 1 - D tiles are in
-// flight while the producer computes, S - D once it has refilled.  A ticket
-// >= the tile count is the end marker: the producer hands it over like a
-// tile and stops, the consumer stops when it sees it.  Every wait is on an
-// earlier ticket (the smallest unfinished ticket is at its consumer's head,
-// with its statistics published and its predecessors finished), so the
-// kernel cannot deadlock whatever the scheduling.
+// Ring protocol (S stages, producer lead D, 1 <= D <= S - 1; the block's
+// k-th tile in stage k % S): the producer's step k waits for tile k's
+// copies, publishes its statistics, arrives at FULL[k % S]; then (k >= D)
+// waits at EMPTY[(k - D) % S] for the output warps to finish tile k - D and
+// refills that stage with tile k + S - D.  So S - 1 - D tiles are in flight
+// while the producer computes, S - D once it has refilled.  The scan warp
+// takes FULL[s] and arrives at READY[s]; the output warps take READY[s] and
+// arrive at EMPTY[s].  Every barrier instance completes before the next one
+// on the same stage starts (each hand-off waits for the previous one), and
+// the producer collects the last EMPTY arrivals before the block exits.
 //
-// Tile geometry (StreamGeom): each half has 128 threads; PPR 16-byte packs
-// per row, BT = PPR * V frames (V = 16 / sizeof(T)).  Producer statistics:
-// thread p takes frame p % BT and the channels p / BT (mod 128 / BT):
-// consecutive lanes read consecutive words (no bank conflicts); the
-// per-frame partials of the channel groups are summed in a fixed order.
-// Consumer output: thread c takes pack column c % PPR of rows c / PPR +
-// k * (128 / PPR): 16-byte shared loads and 16-byte global stores,
-// consecutive threads on consecutive packs of a row.
+// No deadlock: a tile waits only on tiles with smaller indices.  Let m be
+// the smallest unfinished tile, the k-th of block b.  b's producer reaches
+// step k (its EMPTY waits are for b's tiles before m, finished), m's
+// statistics are published, all tiles before m are published, so b's scan
+// warp and output warps finish m.  This needs every block resident, which
+// the cooperative launch guarantees (or refuses with
+// cudaErrorCooperativeLaunchTooLarge instead of hanging, e.g. when MPS or
+// another context holds part of the GPU; CLN_STREAM_PPR = -1 then selects
+// the register kernels, which take tiles by ticket and never need that).
+//
+// Tile geometry (StreamGeom): PPR 16-byte packs per row, BT = PPR * V
+// frames (V = 16 / sizeof(T)).  Producer statistics: thread p (of 128) takes
+// frame p % BT and the channels p / BT (mod 128 / BT): consecutive lanes
+// read consecutive words (no bank conflicts); the per-frame partials of the
+// channel groups are summed in a fixed order.  Output: thread o (of 96)
+// takes pack column o % PPR of rows o / PPR + k * (96 / PPR): 16-byte shared
+// loads and 16-byte global stores, consecutive threads on consecutive packs
+// of a row.
 //
 // The cross-tile prefix and the in-tile frame scan are those of
 // cln_kernels.cuh (the same fixed-order two-level prefix: bitwise
