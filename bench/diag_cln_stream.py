@@ -13,18 +13,29 @@ the benchmark (CUDA-graph replay), copy bandwidth measured in the same run.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 
 import torch
 
-import common
 from backends.cuda_ext import kernels as K
-from bench.timing import copy_bandwidth
-from bench.tune import knobs, t_ms
+from bench.ablate_cln import run_levels, run_once
+from bench.tune import knobs
 
 SHAPES = [(16, 512, 4000), (4, 256, 16000), (2, 128, 64000)]
-DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+
+
+@contextlib.contextmanager
+def level(kw: dict[str, object], diag: int) -> Iterator[None]:
+    """The module knobs ``kw`` and ``NORMK_CLN_DIAG = diag`` for the calls inside."""
+    os.environ["NORMK_CLN_DIAG"] = str(diag)
+    try:
+        with knobs(K, kw):
+            yield
+    finally:
+        os.environ.pop("NORMK_CLN_DIAG", None)
 
 
 def main() -> int:
@@ -32,13 +43,8 @@ def main() -> int:
     ap.add_argument("--once", action="store_true", help="two forwards of the first shape, fp32")
     args = ap.parse_args()
     if args.once:
-        x = torch.randn(SHAPES[0], device="cuda")
-        for _ in range(2):
-            common.cln(x, backend="cuda_ext")
-        torch.cuda.synchronize()
+        run_once("cuda_ext", SHAPES[0], torch.float32)
         return 0
-    bw = copy_bandwidth(torch.device("cuda")).gbps * 1e9
-    print(f"copy bandwidth {bw / 1e9:.0f} GB/s", flush=True)
     variants = {
         "regs": ({"CLN_STREAM_PPR": -1}, 0),
         "stream": ({}, 0),
@@ -48,23 +54,11 @@ def main() -> int:
         "S2 diag1": ({"CLN_STREAM_STAGES": 2}, 1),
         "S2 diag2": ({"CLN_STREAM_STAGES": 2}, 2),
     }
-    for name_d, dtype in DTYPES.items():
-        for shape in SHAPES:
-            x = (torch.randn(shape, device="cuda") + 0.5).to(dtype)
-            g = torch.rand(shape[1], device="cuda") + 0.5
-            b = torch.randn(shape[1], device="cuda")
-            nbytes = 2 * x.numel() * x.element_size()
-            for name, (kw, diag) in variants.items():
-                os.environ["NORMK_CLN_DIAG"] = str(diag)
-                with knobs(K, kw), torch.no_grad():
-                    ms = t_ms(lambda x=x, g=g, b=b: common.cln(x, g, b, backend="cuda_ext"))
-                os.environ.pop("NORMK_CLN_DIAG")
-                gbs = nbytes / (ms * 1e-3)
-                print(
-                    f"{str(shape):18s} {name_d} {name:24s} {ms * 1e3:8.1f} us "
-                    f"{gbs / 1e9:6.0f} GB/s {gbs / bw:5.2f}",
-                    flush=True,
-                )
+    run_levels(
+        "cuda_ext",
+        {name: (lambda kw=kw, d=d: level(kw, d)) for name, (kw, d) in variants.items()},
+        SHAPES,
+    )
     return 0
 
 

@@ -87,6 +87,21 @@ Tensor workspace(const Tensor& x, size_t bytes) {
 }
 
 // The cLN input: a non-empty, contiguous (B, C, T) CUDA tensor.
+// The sizes of a cLN call and the kernel knobs from kernels.py (launchers.h).
+struct ClnKnobs {
+  int64_t group_tiles, stream_ppr, stream_stages, stream_lead;
+};
+template <typename Call>
+void set_cln_sizes_and_knobs(Call& c, const Tensor& x, const ClnKnobs& k) {
+  c.B = x.size(0);
+  c.C = x.size(1);
+  c.L = x.size(2);
+  c.group_tiles = k.group_tiles;
+  c.stream_ppr = k.stream_ppr;
+  c.stream_stages = k.stream_stages;
+  c.stream_lead = k.stream_lead;
+}
+
 void check_cln_input(const Tensor& x, const char* op) {
   TORCH_CHECK(x.is_cuda(), "cuda_ext ", op, ": x must be a CUDA tensor, got one on ", x.device());
   TORCH_CHECK(x.dim() == 3, "cuda_ext ", op, ": x must be (B, C, T), got shape ", x.sizes());
@@ -134,13 +149,7 @@ void cln_forward(const Tensor& x, OptTensor gamma, OptTensor beta, double eps,
   c.mean = mean.data_ptr();
   c.rstd = rstd.data_ptr();
   c.m2_last = m2_last.data_ptr();
-  c.B = B;
-  c.C = C;
-  c.L = L;
-  c.group_tiles = group_tiles;
-  c.stream_ppr = stream_ppr;
-  c.stream_stages = stream_stages;
-  c.stream_lead = stream_lead;
+  set_cln_sizes_and_knobs(c, x, {group_tiles, stream_ppr, stream_stages, stream_lead});
   const size_t bytes = normk::cln_fwd_workspace_bytes(c);
   const Tensor ws = workspace(x, bytes);
   normk::cln_fwd(c, ws.data_ptr(), bytes, c10::cuda::getCurrentCUDAStream());
@@ -178,13 +187,7 @@ void cln_backward(const Tensor& dy, const Tensor& x, OptTensor gamma, const Tens
   c.dx = dx.data_ptr();
   c.dgamma = dgamma ? dgamma->data_ptr() : nullptr;
   c.dbeta = dbeta ? dbeta->data_ptr() : nullptr;
-  c.B = B;
-  c.C = C;
-  c.L = L;
-  c.group_tiles = group_tiles;
-  c.stream_ppr = stream_ppr;
-  c.stream_stages = stream_stages;
-  c.stream_lead = stream_lead;
+  set_cln_sizes_and_knobs(c, x, {group_tiles, stream_ppr, stream_stages, stream_lead});
   const size_t bytes = normk::cln_bwd_workspace_bytes(c);
   const Tensor ws = workspace(x, bytes);
   normk::cln_bwd(c, ws.data_ptr(), bytes, c10::cuda::getCurrentCUDAStream());

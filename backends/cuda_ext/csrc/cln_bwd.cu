@@ -16,26 +16,18 @@ void launch(const RegPath<Cf>&, ClnBwdArgs<T, P>& a, long long ntot, cudaStream_
 
 template <typename T, typename P, int PPR>
 void launch(const StreamPath<PPR>& path, ClnBwdArgs<T, P>& a, long long ntot, cudaStream_t st) {
-  a.nchunks = 1;
-  a.nstages = path.sp.stages;
-  a.lead = path.sp.lead;
-  auto* kernel = &cln_bwd_stream_kernel<T, P, PPR>;
-  const unsigned grid = stream_grid(kernel, path.sp.smem, ntot, "cln_backward");
-  stream_launch(kernel, grid, path.sp.smem, st, a, "cln_backward streaming kernel launch");
+  stream_launch(&cln_bwd_stream_kernel<T, P, PPR>, path.sp, ntot, st, a, "cln_backward");
 }
 
 template <typename T, typename P, typename Path>
 void bwd_impl(const ClnBwdCall& c, const Path& path, void* ws, size_t ws_bytes, cudaStream_t st) {
   using A = acc_t<T>;
-  constexpr int BT = Path::template bt<T>();
-  check_sizes("cln_backward", c.B, c.C, c.L, BT);
-  const Plan p = plan(c.B, c.L, BT, c.group_tiles);
-  const long long ntot = p.ntot;
   const bool partials = c.dgamma != nullptr || c.dbeta != nullptr;
-  const Layout l = layout(sizeof(A), ntot, c.B * p.ngroups, c.C, partials);
-  if (ws_bytes < l.total) throw std::runtime_error("cuda_ext: cln_backward: workspace too small");
-  char* w = static_cast<char*>(ws);
-  check_cuda(cudaMemsetAsync(w, 0, l.zero_bytes, st), "cln_backward workspace memset");
+  const Setup su = setup_call(c, "cln_backward", Path::template bt<T>(), sizeof(A), partials, ws,
+                              ws_bytes, st);
+  const long long ntot = su.p.ntot;
+  const Layout& l = su.l;
+  char* const w = su.w;
   ClnBwdArgs<T, P> a{};
   a.dy = static_cast<const T*>(c.dy);
   a.x = static_cast<const T*>(c.x);
@@ -48,15 +40,8 @@ void bwd_impl(const ClnBwdCall& c, const Path& path, void* ws, size_t ws_bytes, 
   a.B = static_cast<int>(c.B);
   a.C = static_cast<int>(c.C);
   a.L = static_cast<int>(c.L);
-  a.ntiles = static_cast<int>(p.ntiles);
   a.vec = c.L % PackInfo<T>::V == 0 && aligned16(c.x) && aligned16(c.dy) && aligned16(c.dx);
-  a.group = static_cast<int>(p.group);
-  a.ngroups = static_cast<int>(p.ngroups);
-  a.ticket = reinterpret_cast<int*>(w);
-  a.flags = reinterpret_cast<int*>(w + l.flags);
-  a.slots = reinterpret_cast<A*>(w + l.slots);
-  a.gflags = reinterpret_cast<int*>(w + l.gflags);
-  a.gslots = reinterpret_cast<A*>(w + l.gslots);
+  set_prefix_workspace<decltype(a), A>(a, su.p, l, w);
   launch(path, a, ntot, st);
   check_launch("cln_backward kernel launch");
   if (partials) {

@@ -275,48 +275,81 @@ void with_ppr(std::integer_sequence<int, Ps...>, int ppr, F&& f) {
   ((ppr == Ps ? (f(std::integral_constant<int, Ps>{}), 0) : 0), ...);
 }
 
-// Persistent grid of a streaming kernel: every block resident at once
-// (SMs x occupancy), never more blocks than tiles.
-template <typename K>
-unsigned stream_grid(K* kernel_fn, size_t smem, long long ntot, const char* op) {
+// Launch a streaming kernel with the plan's ring: a persistent grid of every
+// block that fits at once (SMs x occupancy, never more blocks than tiles).
+// Its blocks take the tiles blockIdx.x + k * gridDim.x and wait on each
+// other's tiles, so every block must be resident at once: a cooperative
+// launch guarantees that (or fails with cudaErrorCooperativeLaunchTooLarge
+// instead of hanging, e.g. where MPS or another context holds part of the
+// GPU).  The CPU emulator runs blocks one after another, where a block
+// waiting on a later block's tile would wait forever: there one block takes
+// every tile.
+template <typename K, typename Args>
+void stream_launch(K* kernel_fn, const StreamPlan& sp, long long ntot, cudaStream_t st, Args& a,
+                   const char* op) {
+  a.nchunks = 1;
+  a.nstages = sp.stages;
+  a.lead = sp.lead;
   const void* kernel = reinterpret_cast<const void*>(kernel_fn);
   // Opt in to more than 48 KB of dynamic shared memory (before the occupancy
   // query, which otherwise reports 0 blocks).
-  if (smem > 48 * 1024)
+  if (sp.smem > 48 * 1024)
     check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(smem)),
+                                    static_cast<int>(sp.smem)),
                "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
   int per_sm = 0;
-  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kStreamThreads, smem),
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kStreamThreads, sp.smem),
              "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
   if (per_sm < 1)
     throw std::runtime_error(std::string("cuda_ext: ") + op +
                              ": the streaming kernel does not fit on an SM (" +
-                             std::to_string(smem) + " bytes of shared memory)");
+                             std::to_string(sp.smem) + " bytes of shared memory)");
   const long long g = static_cast<long long>(per_sm) * sm_count();
-  return static_cast<unsigned>(g < ntot ? g : ntot);
-}
-
-// Launch a streaming kernel.  Its blocks take the tiles blockIdx.x +
-// k * gridDim.x and wait on each other's tiles, so every block must be
-// resident at once: a cooperative launch guarantees that (or fails with
-// cudaErrorCooperativeLaunchTooLarge instead of hanging, e.g. where MPS or
-// another context holds part of the GPU).  The CPU emulator runs blocks one
-// after another, where a block waiting on a later block's tile would wait
-// forever: there one block takes every tile.
-template <typename K, typename Args>
-void stream_launch(K* kernel, unsigned grid, size_t smem, cudaStream_t st, Args& a,
-                   const char* what) {
+  const unsigned grid = static_cast<unsigned>(g < ntot ? g : ntot);
 #ifdef NORMK_HOST_EMULATION
   (void)grid;
-  (void)what;
-  NORMK_LAUNCH(kernel, 1u, kStreamThreads, smem, st)(a);
+  NORMK_LAUNCH(kernel_fn, 1u, kStreamThreads, sp.smem, st)(a);
 #else
   void* params[] = {&a};
-  check_cuda(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), dim3(grid),
-                                         dim3(kStreamThreads), params, smem, st),
-             what);
+  check_cuda(cudaLaunchCooperativeKernel(kernel, dim3(grid), dim3(kStreamThreads), params,
+                                         sp.smem, st),
+             (std::string(op) + " streaming kernel launch").c_str());
 #endif
+}
+
+// A call's cross-tile plan and workspace (both directions): checks the sizes
+// and the workspace, zeroes what needs it (on the call's stream).
+struct Setup {
+  Plan p;
+  Layout l;
+  char* w;
+};
+template <typename Call>
+Setup setup_call(const Call& c, const char* op, int bt, size_t acc, bool partials, void* ws,
+                 size_t ws_bytes, cudaStream_t st) {
+  check_sizes(op, c.B, c.C, c.L, bt);
+  Setup s;
+  s.p = plan(c.B, c.L, bt, c.group_tiles);
+  s.l = layout(acc, s.p.ntot, c.B * s.p.ngroups, c.C, partials);
+  if (ws_bytes < s.l.total)
+    throw std::runtime_error(std::string("cuda_ext: ") + op + ": workspace too small");
+  s.w = static_cast<char*>(ws);
+  check_cuda(cudaMemsetAsync(s.w, 0, s.l.zero_bytes, st),
+             (std::string(op) + " workspace memset").c_str());
+  return s;
+}
+
+// The cross-tile workspace fields of a call's kernel arguments (both directions).
+template <typename Args, typename A>
+void set_prefix_workspace(Args& a, const Plan& p, const Layout& l, char* w) {
+  a.ntiles = static_cast<int>(p.ntiles);
+  a.group = static_cast<int>(p.group);
+  a.ngroups = static_cast<int>(p.ngroups);
+  a.ticket = reinterpret_cast<int*>(w);
+  a.flags = reinterpret_cast<int*>(w + l.flags);
+  a.slots = reinterpret_cast<A*>(w + l.slots);
+  a.gflags = reinterpret_cast<int*>(w + l.gflags);
+  a.gslots = reinterpret_cast<A*>(w + l.gslots);
 }
 
 // The two kernel families a call can take.  bt<T>(): frames per tile.

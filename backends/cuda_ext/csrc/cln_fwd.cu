@@ -18,28 +18,18 @@ void launch(const RegPath<Cf>&, ClnFwdArgs<T, P>& a, long long ntot, cudaStream_
 
 template <typename T, typename P, int PPR>
 void launch(const StreamPath<PPR>& path, ClnFwdArgs<T, P>& a, long long ntot, cudaStream_t st) {
-  a.nchunks = 1;
-  a.nstages = path.sp.stages;
-  a.lead = path.sp.lead;
   // Timing diagnostic (bench/diag_cln_stream.py): NORMK_CLN_DIAG=1 leaves the cross-tile
   // wait out, 2 also the statistics; the outputs are then wrong.
   const char* diag = std::getenv("NORMK_CLN_DIAG");
   a.diag = diag ? std::atoi(diag) : 0;
-  auto* kernel = &cln_fwd_stream_kernel<T, P, PPR>;
-  const unsigned grid = stream_grid(kernel, path.sp.smem, ntot, "cln_forward");
-  stream_launch(kernel, grid, path.sp.smem, st, a, "cln_forward streaming kernel launch");
+  stream_launch(&cln_fwd_stream_kernel<T, P, PPR>, path.sp, ntot, st, a, "cln_forward");
 }
 
 template <typename T, typename P, typename Path>
 void fwd_impl(const ClnFwdCall& c, const Path& path, void* ws, size_t ws_bytes, cudaStream_t st) {
   using A = acc_t<T>;
-  constexpr int BT = Path::template bt<T>();
-  check_sizes("cln_forward", c.B, c.C, c.L, BT);
-  const Plan p = plan(c.B, c.L, BT, c.group_tiles);
-  const Layout l = layout(sizeof(A), p.ntot, c.B * p.ngroups, c.C, false);
-  if (ws_bytes < l.total) throw std::runtime_error("cuda_ext: cln_forward: workspace too small");
-  char* w = static_cast<char*>(ws);
-  check_cuda(cudaMemsetAsync(w, 0, l.zero_bytes, st), "cln_forward workspace memset");
+  const Setup su = setup_call(c, "cln_forward", Path::template bt<T>(), sizeof(A), false, ws,
+                              ws_bytes, st);
   ClnFwdArgs<T, P> a{};
   a.x = static_cast<const T*>(c.x);
   a.gamma = static_cast<const P*>(c.gamma);
@@ -54,17 +44,10 @@ void fwd_impl(const ClnFwdCall& c, const Path& path, void* ws, size_t ws_bytes, 
   a.B = static_cast<int>(c.B);
   a.C = static_cast<int>(c.C);
   a.L = static_cast<int>(c.L);
-  a.ntiles = static_cast<int>(p.ntiles);
   a.vec = c.L % PackInfo<T>::V == 0 && aligned16(c.x) && aligned16(c.y);
   a.eps = static_cast<A>(c.eps);
-  a.group = static_cast<int>(p.group);
-  a.ngroups = static_cast<int>(p.ngroups);
-  a.ticket = reinterpret_cast<int*>(w);
-  a.flags = reinterpret_cast<int*>(w + l.flags);
-  a.slots = reinterpret_cast<A*>(w + l.slots);
-  a.gflags = reinterpret_cast<int*>(w + l.gflags);
-  a.gslots = reinterpret_cast<A*>(w + l.gslots);
-  launch(path, a, p.ntot, st);
+  set_prefix_workspace<decltype(a), A>(a, su.p, su.l, su.w);
+  launch(path, a, su.p.ntot, st);
   check_launch("cln_forward kernel launch");
 }
 
