@@ -190,15 +190,12 @@ StreamPlan stream_plan(std::integer_sequence<int, Ps...>, long long B, long long
                        const char* op) {
   StreamPlan sp;
   if (want_ppr < 0) return sp;
-  using A = acc_t<T>;
   constexpr int V = PackInfo<T>::V;
   constexpr int avail[] = {Ps...};  // ascending powers of two
-  const auto stage = [&](int ppr) -> size_t {
-    return bwd ? static_cast<size_t>(2 * C * ppr * 16 + 2 * ppr * V * sizeof(A))
-               : static_cast<size_t>(C * ppr * 16);
+  const auto stage = [&](int ppr) {
+    return static_cast<size_t>(stream_stage_bytes<T>(C, ppr, bwd));
   };
-  // After the ring: gamma (backward) or gamma and beta (forward), as A.
-  const size_t fixed = static_cast<size_t>(C) * sizeof(A) * (bwd ? 1 : 2);
+  const size_t fixed = static_cast<size_t>(stream_after_ring_bytes<T>(C, bwd));
   const auto fits = [&](int ppr, int st) { return st * stage(ppr) + fixed <= kStreamSmemBudget; };
   const auto fail = [&](const std::string& why) {
     throw std::runtime_error(std::string("cuda_ext: ") + op + ": " + why);
@@ -218,7 +215,7 @@ StreamPlan stream_plan(std::integer_sequence<int, Ps...>, long long B, long long
   }
   int st = static_cast<int>(want_stages);
   if (ppr == 0 || st == 0) {
-    // Score the candidates: stages in flight per SM, then row width, then fewer stages.
+    // Score the candidates: stage bytes per SM, then blocks per SM, then row width.
     long long best = -1;
     int bp = 0, bs = 0;
     for (int pass = 0; pass < 2 && bp == 0; ++pass) {  // pass 1: 64-byte rows too

@@ -106,6 +106,23 @@ constexpr int kReadyCount = 32 + kStreamOut;
 constexpr int kEmptyCount = kStreamOut + kStreamHalf;
 static_assert(kBarEmpty + kStreamMaxStages <= 16, "16 hardware barriers per block");
 
+// Shared-memory layout of a streaming block, used by the kernels and by the
+// launcher's plan (csrc/cln_common.h) alike.  A stage holds one tile
+// ([C][BT] elements, C * PPR * 16 bytes); the backward's also holds dy's tile
+// and the tile's mean and rstd frames (2 * BT values of A, a multiple of 16
+// bytes for PPR >= 4, so every part starts 16-byte aligned).
+template <typename T>
+__host__ __device__ constexpr long long stream_stage_bytes(long long C, int ppr, bool bwd) {
+  return bwd ? 2 * C * ppr * 16 + 2LL * ppr * PackInfo<T>::V * sizeof(acc_t<T>)
+             : C * ppr * 16;
+}
+// After the S stages: the affine parameters as A (forward gamma and beta,
+// backward gamma).
+template <typename T>
+__host__ __device__ constexpr long long stream_after_ring_bytes(long long C, bool bwd) {
+  return C * static_cast<long long>(sizeof(acc_t<T>)) * (bwd ? 1 : 2);
+}
+
 template <typename T, int PPR_>
 struct StreamGeom {
   static constexpr int V = PackInfo<T>::V;
@@ -358,14 +375,8 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
 // per-tile dgamma / dbeta partials (per channel, the sums over the tile's
 // frames of dy * xhat and dy; reduced afterwards in a fixed order).
 // ---------------------------------------------------------------------------
-// Stage layout: [x: C*BT T][dy: C*BT T][mean: BT A][rstd: BT A]; every part
-// starts 16-byte aligned (C * BT * sizeof(T) = C * PPR * 16, 2 * BT *
-// sizeof(A) a multiple of 16 for PPR >= 4).
-template <typename T, int BT>
-__host__ __device__ constexpr long long stream_bwd_stage_bytes(long long C) {
-  return 2 * C * BT * static_cast<long long>(sizeof(T)) +
-         2 * BT * static_cast<long long>(sizeof(acc_t<T>));
-}
+// Stage layout: [x: C*BT T][dy: C*BT T][mean: BT A][rstd: BT A] (see
+// stream_stage_bytes).
 
 template <typename T, typename P, int PPR>
 __global__ void __launch_bounds__(kStreamThreads, 1)
@@ -382,7 +393,7 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
   const int C = args.C, L = args.L;
   const int ntot = args.B * args.ntiles;
   const int S = args.nstages;
-  const long long stage_bytes = stream_bwd_stage_bytes<T, BT>(C);
+  const long long stage_bytes = stream_stage_bytes<T>(C, PPR, true);
   const int tile_elems = C * BT;
   const bool vec = args.vec != 0;
   const int tid = threadIdx.x;
