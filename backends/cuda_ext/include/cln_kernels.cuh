@@ -3,6 +3,12 @@
 // direct prefix across the tiles.
 // Framework-free (see norm_common.cuh).
 //
+// These register-tile kernels are the fallback: calls go to the streaming
+// kernels of cln_stream.cuh (faster on every target shape) unless their
+// shared-memory ring does not fit (csrc/cln_common.h, stream_plan) or
+// CLN_STREAM_PPR = -1 selects these.  The prefix machinery and the scan-warp
+// halves below serve both families.
+//
 // x is (B, C, L) contiguous: time is the unit-stride dimension.  A block
 // works on one tile of BT frames x all C channels of one batch item:
 //
