@@ -1,6 +1,7 @@
 """Sweep a backend's launch knobs at the issues' target shapes (GPU only).
 
     python3 -m bench.tune --backend triton,cuda_ext [--ops cln,rmsnorm] [--quick]
+        [--parts shapes,seed,long]
 
 Each variant sets module constants of the backend's kernel module (Triton:
 ``backends.triton.kernels``; CUDA: ``backends.cuda_ext.kernels``; both read
@@ -60,6 +61,7 @@ SEED_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
     "triton": {"default": {}, "min_tiles1": {"CLN_MIN_TILES_PER_SM": 1}},
     "cuda_ext": {
         "default": {},
+        "stream": {"CLN_RESIDENT": -1},
         "regs": {"CLN_STREAM_PPR": -1},
         "ppr4": {"CLN_STREAM_PPR": 4},
         "ppr8": {"CLN_STREAM_PPR": 8},
@@ -77,7 +79,7 @@ RMS_BWD_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "stages3": {"RMS_BWD_STAGES": 3, "RMS_BWD_STAGES_16BIT": 3},
         "resident32": {"RMS_BWD_RESIDENT_WARPS": 32},
     },
-    "cuda_ext": {"default": {}},
+    "cuda_ext": {"default": {}, "no-ahead": {"RMS_BWD_AHEAD": 0}},
 }
 
 
@@ -132,7 +134,16 @@ def main() -> int:
     ap.add_argument("--ops", default="cln,rmsnorm")
     ap.add_argument("--dtype", default="fp32,bf16")
     ap.add_argument("--quick", action="store_true", help="defaults only")
+    ap.add_argument(
+        "--parts",
+        default="shapes,seed,long",
+        help="cLN parts, comma-separated: shapes (the issue shapes), seed (80, 64, 301), "
+        "long (one 2M-frame sequence)",
+    )
     args = ap.parse_args()
+    parts = set(args.parts.split(","))
+    if not parts <= {"shapes", "seed", "long"}:
+        ap.error(f"--parts: unknown {', '.join(sorted(parts - {'shapes', 'seed', 'long'}))}")
     dtypes = [{"fp32": torch.float32, "bf16": torch.bfloat16}[d] for d in args.dtype.split(",")]
     ops = args.ops.split(",")
     bw = copy_bandwidth(torch.device("cuda")).gbps * 1e9
@@ -160,16 +171,16 @@ def main() -> int:
     for backend in args.backend.split(","):
         if "cln" in ops:
             variants = {"default": {}} if args.quick else CLN_VARIANTS[backend]
-            for dtype in dtypes:
+            for dtype in dtypes if "shapes" in parts else ():
                 for shape in CLN_SHAPES:
                     for mode in ("fwd", "fwd_bwd"):
                         for name, kw in variants.items():
                             run(backend, "cln", shape, dtype, mode, name, kw)
             seed_vars = {"default": {}} if args.quick else SEED_VARIANTS[backend]
-            for name, kw in seed_vars.items():
+            for name, kw in seed_vars.items() if "seed" in parts else ():
                 run(backend, "cln", SEED, torch.float32, "fwd", "seed " + name, kw)
             # A long single sequence: thousands of tiles (hang and long-prefix check).
-            for mode in ("fwd", "fwd_bwd"):
+            for mode in ("fwd", "fwd_bwd") if "long" in parts else ():
                 run(backend, "cln", (1, 64, 2_000_000), torch.float32, mode, "long-seq", {})
         if "rmsnorm" in ops:
             rms_vars = {"default": {}} if args.quick else RMS_BWD_VARIANTS[backend]

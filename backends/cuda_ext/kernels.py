@@ -80,6 +80,9 @@ _CXX_FLAGS = ("-O3",)
 #   * the register-tile kernels (include/cln_kernels.cuh): one block per tile,
 #     tiles claimed by tickets, the tile in registers.  Used where the
 #     streaming ring does not fit the shared memory (C past ~1500 in fp32).
+# Short sequences skip the cross-tile machinery in the forward: the resident
+# kernel (include/cln_resident.cuh) keeps a whole sequence in one block's
+# shared memory (one block per batch item, no workspace, no memset).
 # Knobs, read at every call and passed to the launchers as plain ints, so that
 # a GPU sweep changes them without a rebuild (see cln_knobs, bench.tune):
 #   CLN_GROUP_TILES    G; <= 0: the C++ default, also 256.  256 rather than 1024:
@@ -97,6 +100,14 @@ CLN_GROUP_TILES = 256
 CLN_STREAM_PPR = 0
 CLN_STREAM_STAGES = 0
 CLN_STREAM_LEAD = 0
+# CLN_RESIDENT       0: the forward keeps a whole sequence in one block's shared
+#                    memory (include/cln_resident.cuh) where it fits 96 KB and no
+#                    CLN_STREAM_* knob is forced; 1: always (raises past ~200 KB);
+#                    -1: never.
+CLN_RESIDENT = 0
+# RMS_BWD_AHEAD      1: the RMSNorm backward loads the next row group while it
+#                    reduces and writes this one (registers permitting); 0: not.
+RMS_BWD_AHEAD = 1
 
 _lock = threading.Lock()
 _modules: dict[tuple[int, int], ModuleType] = {}  # by compute capability
@@ -254,6 +265,7 @@ def cln_forward(
         CLN_STREAM_PPR,
         CLN_STREAM_STAGES,
         CLN_STREAM_LEAD,
+        CLN_RESIDENT,
     )
 
 
@@ -291,16 +303,17 @@ def cln_knobs(
     stream_ppr: int | None = None,
     stream_stages: int | None = None,
     stream_lead: int | None = None,
+    resident: int | None = None,
 ) -> Iterator[None]:
-    """Set the cLN knobs ``CLN_GROUP_TILES``, ``CLN_STREAM_PPR``, ``CLN_STREAM_STAGES`` and
-    ``CLN_STREAM_LEAD`` for the calls inside the block.
+    """Set the cLN knobs ``CLN_GROUP_TILES``, ``CLN_STREAM_PPR``, ``CLN_STREAM_STAGES``,
+    ``CLN_STREAM_LEAD`` and ``CLN_RESIDENT`` for the calls inside the block.
 
     ``None`` keeps a knob as it is; the previous values come back on exit.  For a
     sweep on the GPU, e.g. ``with cln_knobs(group_tiles=512): t = time(...)``.
     Not thread-safe (module state).
     """
-    global CLN_GROUP_TILES, CLN_STREAM_PPR, CLN_STREAM_STAGES, CLN_STREAM_LEAD
-    saved = CLN_GROUP_TILES, CLN_STREAM_PPR, CLN_STREAM_STAGES, CLN_STREAM_LEAD
+    global CLN_GROUP_TILES, CLN_STREAM_PPR, CLN_STREAM_STAGES, CLN_STREAM_LEAD, CLN_RESIDENT
+    saved = CLN_GROUP_TILES, CLN_STREAM_PPR, CLN_STREAM_STAGES, CLN_STREAM_LEAD, CLN_RESIDENT
     if group_tiles is not None:
         CLN_GROUP_TILES = int(group_tiles)
     if stream_ppr is not None:
@@ -309,10 +322,12 @@ def cln_knobs(
         CLN_STREAM_STAGES = int(stream_stages)
     if stream_lead is not None:
         CLN_STREAM_LEAD = int(stream_lead)
+    if resident is not None:
+        CLN_RESIDENT = int(resident)
     try:
         yield
     finally:
-        CLN_GROUP_TILES, CLN_STREAM_PPR, CLN_STREAM_STAGES, CLN_STREAM_LEAD = saved
+        CLN_GROUP_TILES, CLN_STREAM_PPR, CLN_STREAM_STAGES, CLN_STREAM_LEAD, CLN_RESIDENT = saved
 
 
 def rmsnorm_forward(x: Tensor, weight: Tensor | None, eps: float, y: Tensor, rstd: Tensor) -> None:
@@ -322,7 +337,7 @@ def rmsnorm_forward(x: Tensor, weight: Tensor | None, eps: float, y: Tensor, rst
 def rmsnorm_backward(
     dy: Tensor, x: Tensor, weight: Tensor | None, rstd: Tensor, dx: Tensor, dw: Tensor | None
 ) -> None:
-    _ext(x).rmsnorm_backward(dy, x, weight, rstd, dx, dw)
+    _ext(x).rmsnorm_backward(dy, x, weight, rstd, dx, dw, RMS_BWD_AHEAD)
 
 
 # ---------------------------------------------------------------------------
@@ -411,9 +426,10 @@ def _selftest_cln(rep: _Report, dev: torch.device, g: torch.Generator) -> None:
             errs = {"y": _rel(y, ry), "mean": _rel(mean, rm), "rstd": _rel(rstd, rr)}
             errs["m2"] = _rel(m2, rM)
             # G = 3: group links and group starts on the GPU (the default
-            # G = 256 is one group for every shape here).
+            # G = 256 is one group for every shape here; short sequences
+            # take the resident kernel by default, which has no groups).
             y3, mean3, rstd3 = torch.empty_like(y), torch.empty_like(mean), torch.empty_like(rstd)
-            with cln_knobs(group_tiles=3):
+            with cln_knobs(group_tiles=3, resident=-1):
                 cln_forward(x, gamma, beta, 1e-8, None, y3, mean3, rstd3, torch.empty_like(m2))
             errs["y_G3"], errs["mean_G3"] = _rel(y3, ry), _rel(mean3, rm)
             rep.check(what, errs, tol)

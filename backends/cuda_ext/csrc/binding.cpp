@@ -113,7 +113,7 @@ void cln_forward(const Tensor& x, OptTensor gamma, OptTensor beta, double eps,
                  const OptTensor& count0, const OptTensor& mean0, const OptTensor& m2_0,
                  const Tensor& y, const Tensor& mean, const Tensor& rstd,
                  const Tensor& m2_last, int64_t group_tiles, int64_t stream_ppr,
-                 int64_t stream_stages, int64_t stream_lead) {
+                 int64_t stream_stages, int64_t stream_lead, int64_t resident) {
   const char* op = "cln_forward";
   check_cln_input(x, op);
   const auto dt = to_dtype(x.scalar_type(), op, "x");
@@ -150,6 +150,7 @@ void cln_forward(const Tensor& x, OptTensor gamma, OptTensor beta, double eps,
   c.rstd = rstd.data_ptr();
   c.m2_last = m2_last.data_ptr();
   set_cln_sizes_and_knobs(c, x, {group_tiles, stream_ppr, stream_stages, stream_lead});
+  c.resident = resident;
   const size_t bytes = normk::cln_fwd_workspace_bytes(c);
   const Tensor ws = workspace(x, bytes);
   normk::cln_fwd(c, ws.data_ptr(), bytes, c10::cuda::getCurrentCUDAStream());
@@ -234,7 +235,7 @@ void rmsnorm_forward(const Tensor& x, OptTensor weight, double eps, const Tensor
 }
 
 void rmsnorm_backward(const Tensor& dy, const Tensor& x, OptTensor weight, const Tensor& rstd,
-                      const Tensor& dx, const OptTensor& dw) {
+                      const Tensor& dx, const OptTensor& dw, int64_t ahead) {
   const char* op = "rmsnorm_backward";
   const int64_t ldx = check_rows(x, op);
   const auto dt = to_dtype(x.scalar_type(), op, "x");
@@ -258,6 +259,7 @@ void rmsnorm_backward(const Tensor& dy, const Tensor& x, OptTensor weight, const
   c.dw = dw ? dw->data_ptr() : nullptr;
   c.M = M;
   c.N = N;
+  c.ahead = ahead != 0;
   const size_t bytes = normk::rms_bwd_workspace_bytes(c);
   const Tensor ws = workspace(x, bytes);
   normk::rms_bwd(c, ws.data_ptr(), bytes, c10::cuda::getCurrentCUDAStream());
@@ -270,7 +272,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("cln_forward", &cln_forward, py::arg("x"), py::arg("gamma"), py::arg("beta"),
         py::arg("eps"), py::arg("count0"), py::arg("mean0"), py::arg("m2_0"), py::arg("y"),
         py::arg("mean"), py::arg("rstd"), py::arg("m2_last"), py::arg("group_tiles"),
-        py::arg("stream_ppr"), py::arg("stream_stages"), py::arg("stream_lead"));
+        py::arg("stream_ppr"), py::arg("stream_stages"), py::arg("stream_lead"),
+        py::arg("resident") = 0);
   m.def("cln_backward", &cln_backward, py::arg("dy"), py::arg("x"), py::arg("gamma"),
         py::arg("mean"), py::arg("rstd"), py::arg("count"), py::arg("dx"), py::arg("dgamma"),
         py::arg("dbeta"), py::arg("group_tiles"), py::arg("stream_ppr"), py::arg("stream_stages"),
@@ -278,5 +281,5 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("rmsnorm_forward", &rmsnorm_forward, py::arg("x"), py::arg("weight"), py::arg("eps"),
         py::arg("y"), py::arg("rstd"));
   m.def("rmsnorm_backward", &rmsnorm_backward, py::arg("dy"), py::arg("x"), py::arg("weight"),
-        py::arg("rstd"), py::arg("dx"), py::arg("dw"));
+        py::arg("rstd"), py::arg("dx"), py::arg("dw"), py::arg("ahead") = 1);
 }

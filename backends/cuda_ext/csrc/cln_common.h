@@ -42,6 +42,7 @@
 #include <utility>
 
 #include "cln_kernels.cuh"
+#include "cln_resident.cuh"
 #include "cln_stream.cuh"
 #include "launch_util.h"
 
@@ -312,6 +313,27 @@ void stream_launch(K* kernel_fn, const StreamPlan& sp, long long ntot, cudaStrea
                                          sp.smem, st),
              (std::string(op) + " streaming kernel launch").c_str());
 #endif
+}
+
+// The resident forward (include/cln_resident.cuh): one block per sequence,
+// no workspace.  Automatic up to kResidentAutoBytes of shared memory per
+// block (two blocks per SM, so B > SMs still overlaps one block's copies with
+// another's arithmetic); forced, up to the streaming kernels' budget.
+constexpr size_t kResidentAutoBytes = 96 * 1024;
+template <typename T>
+bool use_resident(const ClnFwdCall& c, const char* op) {
+  if (c.resident < 0) return false;
+  const long long bytes = resident_smem_bytes<T>(c.C, c.L);
+  if (c.resident > 0) {
+    if (bytes > static_cast<long long>(kStreamSmemBudget))
+      throw std::runtime_error(std::string("cuda_ext: ") + op + ": resident with C x T = " +
+                               std::to_string(c.C) + " x " + std::to_string(c.L) +
+                               " needs more shared memory than a block has (" +
+                               std::to_string(bytes) + " bytes)");
+    return true;
+  }
+  const bool forced = c.stream_ppr != 0 || c.stream_stages != 0 || c.stream_lead != 0;
+  return !forced && bytes <= static_cast<long long>(kResidentAutoBytes);
 }
 
 // A call's cross-tile plan and workspace (both directions): checks the sizes

@@ -51,13 +51,62 @@ void fwd_impl(const ClnFwdCall& c, const Path& path, void* ws, size_t ws_bytes, 
   check_launch("cln_forward kernel launch");
 }
 
+// The resident kernel: one block per sequence, no workspace.
+template <typename T, typename P>
+void resident_impl(const ClnFwdCall& c, cudaStream_t st) {
+  using A = acc_t<T>;
+  check_sizes("cln_forward", c.B, c.C, c.L, c.L);  // one "tile" per sequence
+  ClnFwdArgs<T, P> a{};
+  a.x = static_cast<const T*>(c.x);
+  a.gamma = static_cast<const P*>(c.gamma);
+  a.beta = static_cast<const P*>(c.beta);
+  a.y = static_cast<T*>(c.y);
+  a.mean = static_cast<A*>(c.mean);
+  a.rstd = static_cast<A*>(c.rstd);
+  a.m2_last = static_cast<A*>(c.m2_last);
+  a.count0 = reinterpret_cast<const long long*>(c.count0);
+  a.mean0 = static_cast<const A*>(c.mean0);
+  a.m20 = static_cast<const A*>(c.m20);
+  a.B = static_cast<int>(c.B);
+  a.C = static_cast<int>(c.C);
+  a.L = static_cast<int>(c.L);
+  // 16-byte copies of the flat sequence: every batch item's slice aligned.
+  a.vec = (c.C * c.L) % PackInfo<T>::V == 0 && aligned16(c.x) && aligned16(c.y);
+  a.eps = static_cast<A>(c.eps);
+  const size_t smem = static_cast<size_t>(resident_smem_bytes<T>(c.C, c.L));
+  auto* kernel = &cln_fwd_resident_kernel<T, P>;
+  if (smem > 48 * 1024)
+    check_cuda(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(smem)),
+               "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+  NORMK_LAUNCH(kernel, static_cast<unsigned>(c.B), kResidentThreads, smem, st)(a);
+  check_launch("cln_forward resident kernel launch");
+}
+
+// Whether the call takes the resident kernel (checks a forced request).
+bool resident_call(const ClnFwdCall& c) {
+  bool r = false;
+  dispatch_types(c.dtype, c.param_dtype, "cln_forward", [&](auto tp) {
+    r = use_resident<typename decltype(tp)::T>(c, "cln_forward");
+  });
+  return r;
+}
+
 }  // namespace
 
 size_t cln_fwd_workspace_bytes(const ClnFwdCall& c) {
+  if (resident_call(c)) return 0;
   return cln_workspace_bytes<FwdCfgs>(c, "cln_forward", false, false);
 }
 
 void cln_fwd(const ClnFwdCall& c, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
+  if (resident_call(c)) {
+    dispatch_types(c.dtype, c.param_dtype, "cln_forward", [&](auto tp) {
+      resident_impl<typename decltype(tp)::T, typename decltype(tp)::P>(c, stream);
+    });
+    return;
+  }
   with_cln_path<FwdCfgs>(c, "cln_forward", false, [&](auto tp, auto path) {
     using T = typename decltype(tp)::T;
     using P = typename decltype(tp)::P;

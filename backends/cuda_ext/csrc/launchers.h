@@ -49,6 +49,11 @@ struct ClnFwdCall {
   int64_t stream_ppr = 0;
   int64_t stream_stages = 0;
   int64_t stream_lead = 0;
+  // The resident forward (include/cln_resident.cuh, kernels.py's CLN_RESIDENT):
+  // 0 = where the sequence fits kResidentAutoBytes of shared memory and no
+  // streaming setting is forced, 1 = always (throws where it does not fit),
+  // -1 = never.
+  int64_t resident = 0;
 };
 size_t cln_fwd_workspace_bytes(const ClnFwdCall& c);
 void cln_fwd(const ClnFwdCall& c, void* workspace, size_t workspace_bytes, cudaStream_t stream);
@@ -99,6 +104,7 @@ struct RmsBwdCall {
   void* dx;
   void* dw;  // acc, nullable
   int64_t M, N;
+  int ahead = 1;  // 0: no one-row-ahead register pipeline in the backward kernel
 };
 size_t rms_bwd_workspace_bytes(const RmsBwdCall& c);
 void rms_bwd(const RmsBwdCall& c, void* workspace, size_t workspace_bytes, cudaStream_t stream);

@@ -84,6 +84,7 @@ void bwd_impl(const RmsBwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) {
           aligned16(c.dx);
   a.wvec = aligned16(c.w);
   a.dw_smem = p.dw_smem;
+  a.prefetch = c.ahead;
   auto* kernel = &rms_bwd_kernel<T, P, Cf::NT, Cf::TPRW, Cf::VPT, Cf::MB>;
   NORMK_LAUNCH(kernel, static_cast<unsigned>(p.grid), Cf::NT, p.smem, st)(a);
   check_launch("rmsnorm_backward kernel launch");

@@ -251,6 +251,9 @@ T __shfl_down_sync(unsigned, T v, unsigned d) {
   const int lane = static_cast<int>(normk_emu::tid_linear() % 32);
   return normk_emu::warp_exchange(v, lane + static_cast<int>(d) < 32 ? lane + static_cast<int>(d) : lane);
 }
+// A warp barrier: every lane of the warp meets in one exchange (full masks
+// only, as in the kernels).
+inline void __syncwarp(unsigned = 0xffffffffu) { (void)normk_emu::warp_exchange(0, 0); }
 inline unsigned __ballot_sync(unsigned, int pred) {
   unsigned mask = 0;
   for (int l = 0; l < 32; ++l) {

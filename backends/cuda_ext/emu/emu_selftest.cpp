@@ -14,6 +14,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "launchers.h"
@@ -59,6 +60,9 @@ struct Buf {
     for (size_t i = 0; i < n; ++i) set(i, fill);
   }
   size_t size() const { return (bytes.size() - 16) / elem_size(t); }
+  void poison() {
+    for (size_t i = 0; i < size(); ++i) set(i, std::nan(""));
+  }
   void* ptr() { return bytes.data(); }
   double get(size_t i) const {
     const unsigned char* p = bytes.data() + i * elem_size(t);
@@ -230,13 +234,16 @@ Buf to_buf(const std::vector<double>& v, DType t) {
 // group (0: the default, 256).
 // stream_ppr / stream_stages pick the kernel family (launchers.h): 0 / 0 the
 // launcher's choice (the streaming kernels wherever their ring fits), -1 the
-// register-tile kernels, else a forced streaming tile shape.
+// register-tile kernels, else a forced streaming tile shape.  resident: the
+// forward's resident kernel, 0 where the sequence fits (every short shape
+// here), 1 forced, -1 never (the cross-tile kernels).
 struct Knobs {
   const char* name;
   int64_t group;
   int64_t stream_ppr = 0;
   int64_t stream_stages = 0;
   int64_t stream_lead = 0;
+  int64_t resident = 0;
 };
 // The default: one group for every shape here (at most 141 tiles).
 const Knobs kDefault{"default", 0};
@@ -244,26 +251,27 @@ const Knobs kDefault{"default", 0};
 // every tile a group start); the register-tile kernels; forced streaming
 // shapes (PPR 4 / 8 / 16; 2- to 4-deep rings, producer leads 1 to 3) where
 // the shape fits them.
-const Knobs kSmallG[] = {{"G=3", 3},
-                         {"G=1", 1},
+const Knobs kSmallG[] = {{"G=3", 3, 0, 0, 0, -1},
+                         {"G=1", 1, 0, 0, 0, -1},
+                         {"resident", 0, 0, 0, 0, 1},
                          {"regs", 0, -1},
                          {"regs G=3", 3, -1},
                          {"ppr=8 S=2 G=2", 2, 8, 2},
                          {"ppr=16 S=4 D=2", 0, 16, 4, 2},
                          {"ppr=4 S=4 D=3 G=3", 3, 4, 4, 3}};
 // Streaming with state and G = 2.
-const Knobs kStream{"G=2", 2};
+const Knobs kStream{"G=2", 2, 0, 0, 0, -1};
 // The long sequences (L >= 1000; slow on the emulator: one fiber per CUDA
 // thread) run the default (for the 141 fp32 tiles of L = 4500, one group:
 // the last tile reduces 140 words, more than the kPrefixU rounds of 32 in
 // flight, so the prefix loop iterates) and G = 33 (several group links;
 // a group start reduces 33 words: a full round and a one-word round).
-const Knobs kLongG{"G=33", 33};
+const Knobs kLongG{"G=33", 33, 0, 0, 0, -1};
 
 // A forced streaming shape that needs more shared memory than a block has
 // throws (launchers.h); such a variant is skipped for that shape.
 bool too_big(const std::runtime_error& e, const Knobs& k) {
-  return (k.stream_ppr > 0 || k.stream_stages > 0) &&
+  return (k.stream_ppr > 0 || k.stream_stages > 0 || k.resident > 0) &&
          std::strstr(e.what(), "needs more shared memory") != nullptr;
 }
 
@@ -273,6 +281,7 @@ void set_knobs(Call& c, const Knobs& k) {
   c.stream_ppr = k.stream_ppr;
   c.stream_stages = k.stream_stages;
   c.stream_lead = k.stream_lead;
+  if constexpr (std::is_same_v<Call, normk::ClnFwdCall>) c.resident = k.resident;
 }
 
 // full: every knob variant; else the default and kLongG only.
@@ -493,11 +502,19 @@ void test_rms(DType dt, DType pt, bool has_w, int M, int N, int pad, int off) {
   bc.dw = dw.ptr();
   bc.M = M;
   bc.N = N;
-  std::vector<unsigned char> ws(normk::rms_bwd_workspace_bytes(bc) + 256);
-  void* wsp = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(ws.data()) + 255) & ~uintptr_t(255));
-  normk::rms_bwd(bc, wsp, ws.size() - 256, nullptr);
-  report(std::string("rms bwd ") + tag, {{"dx", rel(dx, rdx)}, {"dw", rel(dw, rdw)}},
-         tol_of(dt) * 10);
+  // Both backward schedules: one row group ahead in registers (the default)
+  // and one row group at a time.
+  for (int ahead = 1; ahead >= 0; --ahead) {
+    bc.ahead = ahead;
+    dx.poison();
+    dw.poison();
+    std::vector<unsigned char> ws(normk::rms_bwd_workspace_bytes(bc) + 256);
+    void* wsp =
+        reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(ws.data()) + 255) & ~uintptr_t(255));
+    normk::rms_bwd(bc, wsp, ws.size() - 256, nullptr);
+    report(std::string("rms bwd ") + (ahead ? "" : "[no ahead] ") + tag,
+           {{"dx", rel(dx, rdx)}, {"dw", rel(dw, rdw)}}, tol_of(dt) * 10);
+  }
 }
 
 }  // namespace
@@ -540,7 +557,10 @@ int main() {
   // sum takes its two-stage path (the one cLN's dgamma/dbeta use too).
   const R rms_shapes[] = {{5, 33, 0, 0},    {9, 256, 0, 0},   {70, 1000, 24, 0},
                           {3, 4096, 8, 1},  {2, 8192, 0, 0},  {2, 20000, 0, 0},
-                          {2, 40000, 16, 0}, {11, 64, 0, 0}};
+                          {2, 40000, 16, 0}, {11, 64, 0, 0},
+                          // More row groups than the 80 persistent blocks: the
+                          // backward's one-row-ahead pipeline carries rows.
+                          {200, 1000, 0, 0}, {1000, 64, 8, 0}};
   for (const P& p : types) {
     int i = 0;
     for (const R& r : rms_shapes) {

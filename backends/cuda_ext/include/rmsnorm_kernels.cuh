@@ -18,7 +18,9 @@
 // (each (warp slice, column) has exactly one owner thread: no atomics), or,
 // when the row is too long for shared memory, directly in their own row of
 // the global partial buffer.  Per-block partials are then summed over the
-// blocks in a fixed order (reduce_kernels.cuh): deterministic dw.
+// blocks in a fixed order (reduce_kernels.cuh): deterministic dw.  A row
+// read in one chunk is software-pipelined one row group ahead in registers
+// where the register budget allows (rms_bwd_kernel, kAhead).
 #pragma once
 
 #include "norm_common.cuh"
@@ -55,6 +57,7 @@ struct RmsBwdArgs {
   int vec;
   int wvec;
   int dw_smem;     // accumulate dw in shared memory (else in `partial`, pre-zeroed)
+  int prefetch;    // load the next row group during this one (where registers allow)
 };
 
 // Sum over the TPRW threads of a row group; every thread gets the total.
@@ -156,6 +159,26 @@ __global__ void __launch_bounds__(NT, MB) rms_fwd_kernel(const RmsFwdArgs<T, P> 
   }
 }
 
+// x and dy packs of chunk `ch` of one row (zeros past the row's end or for a
+// row past M).  H: the cache policy (read once: kNoL1; re-read: kCg).
+template <typename T, int TPRW, int VPT, Ld H>
+__device__ __forceinline__ void rms_bwd_load(const T* xr, const T* dyr, bool row_ok, int ch,
+                                             int lt, int N, int vec, uint4 (&xk)[VPT],
+                                             uint4 (&gk)[VPT]) {
+  constexpr int V = PackInfo<T>::V;
+#pragma unroll
+  for (int i = 0; i < VPT; ++i) {
+    const int e0 = ((ch * TPRW * VPT) + i * TPRW + lt) * V;
+    const int nv = N - e0;
+    if (row_ok && nv > 0) {
+      xk[i] = load_pack<T, H>(xr + e0, vec && nv >= V, nv);
+      gk[i] = load_pack<T, H>(dyr + e0, vec && nv >= V, nv);
+    } else {
+      xk[i] = gk[i] = make_uint4(0u, 0u, 0u, 0u);
+    }
+  }
+}
+
 template <typename T, typename P, int NT, int TPRW, int VPT, int MB>
 __global__ void __launch_bounds__(NT, MB) rms_bwd_kernel(const RmsBwdArgs<T, P> args) {
   using A = acc_t<T>;
@@ -163,6 +186,14 @@ __global__ void __launch_bounds__(NT, MB) rms_bwd_kernel(const RmsBwdArgs<T, P> 
   constexpr int RPB = NT / TPRW;
   constexpr int CW = TPRW * VPT;
   constexpr int SLICE = VPT * V * TPRW;  // dw entries of one row group (smem mode)
+  // One row ahead in registers (x and dy of the next row group loaded while
+  // this one is reduced and written) where the register budget of
+  // __launch_bounds__ holds both rows: 2 rows x 2 tensors x VPT packs x 4
+  // registers, plus ~48 for the rest.  Without it each row group waits a full
+  // DRAM latency after the previous one's stores (no loads in flight during
+  // the block reduction).  fp64 (~80 registers for one row) never.
+  constexpr int kRegCap = 65536 / (NT * MB) > 255 ? 255 : 65536 / (NT * MB);
+  constexpr bool kAhead = sizeof(T) <= 4 && 16 * VPT + 48 <= kRegCap;
   __shared__ A s_red[NT / 32];
   A* s_dw = dynamic_smem<A>();  // [RPB][VPT * V][TPRW] in smem mode
 
@@ -171,9 +202,11 @@ __global__ void __launch_bounds__(NT, MB) rms_bwd_kernel(const RmsBwdArgs<T, P> 
   const int rg = tid / TPRW;  // row within the block's group
   const int N = args.N;
   const bool once = args.nchunks == 1;
+  const bool ahead = kAhead && once && args.prefetch;
   const bool want_dw = args.partial != nullptr;
   const bool dw_smem = want_dw && args.dw_smem;
   A* gdw = want_dw ? args.partial + static_cast<long long>(blockIdx.x) * N : nullptr;
+  const long long ldy = N;
 
   if (dw_smem) {
     for (int i = tid; i < RPB * SLICE; i += NT) s_dw[i] = A(0);
@@ -182,32 +215,51 @@ __global__ void __launch_bounds__(NT, MB) rms_bwd_kernel(const RmsBwdArgs<T, P> 
   }
 
   const long long groups = (static_cast<long long>(args.M) + RPB - 1) / RPB;
+  uint4 xk[VPT], gk[VPT];
+  uint4 xn[kAhead ? VPT : 1], gn[kAhead ? VPT : 1];
+  A rn = A(0);
+  if constexpr (kAhead) {
+    if (ahead && blockIdx.x < groups) {
+      const long long row = static_cast<long long>(blockIdx.x) * RPB + rg;
+      const bool ok = row < args.M;
+      rms_bwd_load<T, TPRW, VPT, Ld::kNoL1>(args.x + (ok ? row : 0) * args.ldx,
+                                            args.dy + (ok ? row : 0) * ldy, ok, 0, lt, N,
+                                            args.vec, xk, gk);
+      rn = ok ? args.rstd[row] : A(0);
+    }
+  }
   for (long long grp = blockIdx.x; grp < groups; grp += gridDim.x) {
     const long long row = grp * RPB + rg;
     const bool row_ok = row < args.M;
     const T* xr = args.x + (row_ok ? row : 0) * args.ldx;
-    const T* dyr = args.dy + (row_ok ? row : 0) * static_cast<long long>(N);
-    T* dxr = args.dx + (row_ok ? row : 0) * static_cast<long long>(N);
-    const A r = row_ok ? args.rstd[row] : A(0);
+    const T* dyr = args.dy + (row_ok ? row : 0) * ldy;
+    T* dxr = args.dx + (row_ok ? row : 0) * ldy;
+    A r;
+    if constexpr (kAhead) {
+      if (ahead) {
+        r = rn;
+        const long long nrow = (grp + gridDim.x) * RPB + rg;
+        const bool nok = grp + gridDim.x < groups && nrow < args.M;
+        if (grp + gridDim.x < groups) {
+          rms_bwd_load<T, TPRW, VPT, Ld::kNoL1>(args.x + (nok ? nrow : 0) * args.ldx,
+                                                args.dy + (nok ? nrow : 0) * ldy, nok, 0, lt,
+                                                N, args.vec, xn, gn);
+          rn = nok ? args.rstd[nrow] : A(0);
+        }
+      } else {
+        r = row_ok ? args.rstd[row] : A(0);
+      }
+    } else {
+      r = row_ok ? args.rstd[row] : A(0);
+    }
 
-    uint4 xk[VPT], gk[VPT];
     A sgx = A(0);  // sum over the row of g * xhat
     for (int ch = 0; ch < args.nchunks; ++ch) {
-#pragma unroll
-      for (int i = 0; i < VPT; ++i) {
-        const int e0 = ((ch * CW) + i * TPRW + lt) * V;
-        const int nv = N - e0;
-        const bool in = row_ok && nv > 0;
-        const bool vec = args.vec && nv >= V;
-        if (!in) {
-          xk[i] = gk[i] = make_uint4(0u, 0u, 0u, 0u);
-        } else if (once) {
-          xk[i] = load_pack<T, Ld::kNoL1>(xr + e0, vec, nv);
-          gk[i] = load_pack<T, Ld::kNoL1>(dyr + e0, vec, nv);
-        } else {
-          xk[i] = load_pack<T, Ld::kCg>(xr + e0, vec, nv);
-          gk[i] = load_pack<T, Ld::kCg>(dyr + e0, vec, nv);
-        }
+      if (!ahead) {
+        if (once)
+          rms_bwd_load<T, TPRW, VPT, Ld::kNoL1>(xr, dyr, row_ok, ch, lt, N, args.vec, xk, gk);
+        else
+          rms_bwd_load<T, TPRW, VPT, Ld::kCg>(xr, dyr, row_ok, ch, lt, N, args.vec, xk, gk);
       }
 #pragma unroll
       for (int i = 0; i < VPT; ++i) {
@@ -233,17 +285,7 @@ __global__ void __launch_bounds__(NT, MB) rms_bwd_kernel(const RmsBwdArgs<T, P> 
     const A c = rms_row_sum<NT, TPRW>(sgx, s_red) / static_cast<A>(N);
 
     for (int ch = 0; ch < args.nchunks; ++ch) {
-      if (!once) {
-#pragma unroll
-        for (int i = 0; i < VPT; ++i) {
-          const int e0 = ((ch * CW) + i * TPRW + lt) * V;
-          const int nv = N - e0;
-          const bool in = row_ok && nv > 0;
-          const bool vec = args.vec && nv >= V;
-          xk[i] = in ? load_pack<T, Ld::kCg>(xr + e0, vec, nv) : make_uint4(0u, 0u, 0u, 0u);
-          gk[i] = in ? load_pack<T, Ld::kCg>(dyr + e0, vec, nv) : make_uint4(0u, 0u, 0u, 0u);
-        }
-      }
+      if (!once) rms_bwd_load<T, TPRW, VPT, Ld::kCg>(xr, dyr, row_ok, ch, lt, N, args.vec, xk, gk);
 #pragma unroll
       for (int i = 0; i < VPT; ++i) {
         const int e0 = ((ch * CW) + i * TPRW + lt) * V;
@@ -260,6 +302,15 @@ __global__ void __launch_bounds__(NT, MB) rms_bwd_kernel(const RmsBwdArgs<T, P> 
             out[k] = r * (Elem<T>::get(gk[i], k) * wv[k] - xh * c);
           }
           store_pack<T>(dxr + e0, out, vec, nv);
+        }
+      }
+    }
+    if constexpr (kAhead) {
+      if (ahead) {
+#pragma unroll
+        for (int i = 0; i < VPT; ++i) {
+          xk[i] = xn[i];
+          gk[i] = gn[i];
         }
       }
     }

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# GPU call (session 5): the resident cLN forward at the seed shape and the RMSNorm backward's
+# one-row-ahead pipeline, each against the previous kernel in the same run, then RMSNorm of
+# both compiled backends against F.rms_norm and Liger-Kernel.
+#   bash bench/gpu_s5.sh
+set -uo pipefail
+source bench/gpu_env.sh
+timeout -s KILL ${T_SEED:-60} python3 -m bench.tune --backend cuda_ext,triton --ops cln \
+  --parts seed > "$OUT/tune-seed.log" 2>&1; cat "$OUT/tune-seed.log"
+timeout -s KILL ${T_RMS:-90} python3 -m bench.tune --backend cuda_ext --ops rmsnorm \
+  > "$OUT/tune-rmsnorm-ahead.log" 2>&1; cat "$OUT/tune-rmsnorm-ahead.log"
+T_BENCH=${T_BENCH:-150} bash bench/gpu_rms_peers.sh
