@@ -67,10 +67,14 @@ def main() -> int:
     with torch.no_grad():
         for k, fn in cases.items():
             print(f"{k:28s} host {host_us(fn):8.1f} us/call")
-        print(f"{'common.rmsnorm no-grad':28s} host "
-              f"{host_us(lambda: common.rmsnorm(x, w, backend=name)):8.1f} us/call")
-        print(f"{'common.cln no-grad':28s} host "
-              f"{host_us(lambda: common.cln(xc, backend=name)):8.1f} us/call")
+        print(
+            f"{'common.rmsnorm no-grad':28s} host "
+            f"{host_us(lambda: common.rmsnorm(x, w, backend=name)):8.1f} us/call"
+        )
+        print(
+            f"{'common.cln no-grad':28s} host "
+            f"{host_us(lambda: common.cln(xc, backend=name)):8.1f} us/call"
+        )
     print(f"{'rmsnorm fwd+bwd':28s} host {host_us(step_rms, 100):8.1f} us/call")
     print(f"{'cln fwd+bwd':28s} host {host_us(step_cln, 100):8.1f} us/call")
     pr = cProfile.Profile()

@@ -79,7 +79,15 @@ RMS_BWD_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "stages3": {"RMS_BWD_STAGES": 3, "RMS_BWD_STAGES_16BIT": 3},
         "resident32": {"RMS_BWD_RESIDENT_WARPS": 32},
     },
-    "cuda_ext": {"default": {}, "no-ahead": {"RMS_BWD_AHEAD": 0}},
+    "cuda_ext": {
+        "default": {},
+        "ahead": {"RMS_BWD_DWREG": 0},
+        "dwreg": {"RMS_BWD_AHEAD": 0},
+        "plain": {"RMS_BWD_AHEAD": 0, "RMS_BWD_DWREG": 0},
+        "plain min4": {"RMS_BWD_AHEAD": 0, "RMS_BWD_DWREG": 0, "RMS_BWD_MIN_ROWS": 4},
+        "plain min8": {"RMS_BWD_AHEAD": 0, "RMS_BWD_DWREG": 0, "RMS_BWD_MIN_ROWS": 8},
+        "dwreg min8": {"RMS_BWD_AHEAD": 0, "RMS_BWD_MIN_ROWS": 8},
+    },
 }
 
 

@@ -105,9 +105,15 @@ CLN_STREAM_LEAD = 0
 #                    CLN_STREAM_* knob is forced; 1: always (raises past ~200 KB);
 #                    -1: never.
 CLN_RESIDENT = 0
-# RMS_BWD_AHEAD      1: the RMSNorm backward loads the next row group while it
-#                    reduces and writes this one (registers permitting); 0: not.
+# RMSNorm backward schedules (include/rmsnorm_kernels.cuh), each used where the
+# launch configuration's registers hold it; 0: not.
+# RMS_BWD_AHEAD      1: load the next row group while this one is reduced and written.
+# RMS_BWD_DWREG      1: accumulate the dw partial in registers over a block's rows.
+# RMS_BWD_MIN_ROWS   at least this many row groups per block (a smaller grid, fewer
+#                    dw partials to sum); <= 1: one full wave of persistent blocks.
 RMS_BWD_AHEAD = 1
+RMS_BWD_DWREG = 1
+RMS_BWD_MIN_ROWS = 0
 
 _lock = threading.Lock()
 _modules: dict[tuple[int, int], ModuleType] = {}  # by compute capability
@@ -337,7 +343,9 @@ def rmsnorm_forward(x: Tensor, weight: Tensor | None, eps: float, y: Tensor, rst
 def rmsnorm_backward(
     dy: Tensor, x: Tensor, weight: Tensor | None, rstd: Tensor, dx: Tensor, dw: Tensor | None
 ) -> None:
-    _ext(x).rmsnorm_backward(dy, x, weight, rstd, dx, dw, RMS_BWD_AHEAD)
+    _ext(x).rmsnorm_backward(
+        dy, x, weight, rstd, dx, dw, RMS_BWD_AHEAD, RMS_BWD_DWREG, RMS_BWD_MIN_ROWS
+    )
 
 
 # ---------------------------------------------------------------------------

@@ -104,7 +104,13 @@ struct RmsBwdCall {
   void* dx;
   void* dw;  // acc, nullable
   int64_t M, N;
-  int ahead = 1;  // 0: no one-row-ahead register pipeline in the backward kernel
+  // Backward schedules, used where the configuration's registers hold them
+  // (include/rmsnorm_kernels.cuh, rms_bwd_mode_fits); 0: not.
+  int ahead = 1;  // the next row group loaded during this one
+  int dwreg = 1;  // dw accumulated in registers over a block's rows
+  // Row groups per block at least (a smaller grid, fewer dw partials); <= 1:
+  // one full wave of persistent blocks.
+  int min_rows = 0;
 };
 size_t rms_bwd_workspace_bytes(const RmsBwdCall& c);
 void rms_bwd(const RmsBwdCall& c, void* workspace, size_t workspace_bytes, cudaStream_t stream);

@@ -502,17 +502,19 @@ void test_rms(DType dt, DType pt, bool has_w, int M, int N, int pad, int off) {
   bc.dw = dw.ptr();
   bc.M = M;
   bc.N = N;
-  // Both backward schedules: one row group ahead in registers (the default)
-  // and one row group at a time.
-  for (int ahead = 1; ahead >= 0; --ahead) {
-    bc.ahead = ahead;
+  // The backward schedules (each where the configuration fits it): one row
+  // group ahead in registers or not, dw in registers or in shared memory.
+  for (int mode = 3; mode >= 0; --mode) {
+    bc.ahead = mode & 1;
+    bc.dwreg = (mode >> 1) & 1;
     dx.poison();
     dw.poison();
     std::vector<unsigned char> ws(normk::rms_bwd_workspace_bytes(bc) + 256);
     void* wsp =
         reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(ws.data()) + 255) & ~uintptr_t(255));
     normk::rms_bwd(bc, wsp, ws.size() - 256, nullptr);
-    report(std::string("rms bwd ") + (ahead ? "" : "[no ahead] ") + tag,
+    const char* names[] = {"[plain] ", "[ahead] ", "[dwreg] ", ""};
+    report(std::string("rms bwd ") + names[mode] + tag,
            {{"dx", rel(dx, rdx)}, {"dw", rel(dw, rdw)}}, tol_of(dt) * 10);
   }
 }

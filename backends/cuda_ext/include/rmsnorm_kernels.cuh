@@ -18,9 +18,13 @@
 // (each (warp slice, column) has exactly one owner thread: no atomics), or,
 // when the row is too long for shared memory, directly in their own row of
 // the global partial buffer.  Per-block partials are then summed over the
-// blocks in a fixed order (reduce_kernels.cuh): deterministic dw.  A row
-// read in one chunk is software-pipelined one row group ahead in registers
-// where the register budget allows (rms_bwd_kernel, kAhead).
+// blocks in a fixed order (reduce_kernels.cuh): deterministic dw.  Rows read
+// in one chunk have two optional schedules (MODE bits of rms_bwd_kernel,
+// compiled where the register budget holds them, rms_bwd_mode_fits): the
+// next row group loaded one row ahead in registers (kBwdAhead), and the dw
+// partial kept in registers for all of the block's rows, written to shared
+// memory once at the end (kBwdDwReg) instead of a shared-memory
+// read-modify-write per element and row.
 #pragma once
 
 #include "norm_common.cuh"
@@ -57,8 +61,26 @@ struct RmsBwdArgs {
   int vec;
   int wvec;
   int dw_smem;     // accumulate dw in shared memory (else in `partial`, pre-zeroed)
-  int prefetch;    // load the next row group during this one (where registers allow)
 };
+
+// rms_bwd_kernel's MODE bits.
+constexpr int kBwdAhead = 1;  // the next row group's x and dy loaded during this one
+constexpr int kBwdDwReg = 2;  // dw accumulated in registers over the block's rows
+
+// Whether MODE fits the register budget of __launch_bounds__(NT, MB) next
+// to the row's packs (2 tensors x VPT packs x 4 registers, twice with
+// kBwdAhead) and the rest (~48, measured with ptxas for the plain kernel):
+// kBwdDwReg adds VPT * V accumulators.  fp64 (~80 registers for one row):
+// the plain kernel only.
+template <typename T, int NT, int VPT, int MB, int MODE>
+__host__ __device__ constexpr bool rms_bwd_mode_fits() {
+  if (MODE == 0) return true;
+  if (sizeof(T) > 4) return false;
+  const int cap = 65536 / (NT * MB) > 255 ? 255 : 65536 / (NT * MB);
+  const int regs = 8 * VPT * ((MODE & kBwdAhead) ? 2 : 1) +
+                   ((MODE & kBwdDwReg) ? VPT * PackInfo<T>::V : 0) + 48;
+  return regs <= cap;
+}
 
 // Sum over the TPRW threads of a row group; every thread gets the total.
 // The cross-warp step (TPRW == NT > 32) uses `red` (NT / 32 entries) and
@@ -179,21 +201,16 @@ __device__ __forceinline__ void rms_bwd_load(const T* xr, const T* dyr, bool row
   }
 }
 
-template <typename T, typename P, int NT, int TPRW, int VPT, int MB>
+template <typename T, typename P, int NT, int TPRW, int VPT, int MB, int MODE>
 __global__ void __launch_bounds__(NT, MB) rms_bwd_kernel(const RmsBwdArgs<T, P> args) {
   using A = acc_t<T>;
   constexpr int V = PackInfo<T>::V;
   constexpr int RPB = NT / TPRW;
   constexpr int CW = TPRW * VPT;
   constexpr int SLICE = VPT * V * TPRW;  // dw entries of one row group (smem mode)
-  // One row ahead in registers (x and dy of the next row group loaded while
-  // this one is reduced and written) where the register budget of
-  // __launch_bounds__ holds both rows: 2 rows x 2 tensors x VPT packs x 4
-  // registers, plus ~48 for the rest.  Without it each row group waits a full
-  // DRAM latency after the previous one's stores (no loads in flight during
-  // the block reduction).  fp64 (~80 registers for one row) never.
-  constexpr int kRegCap = 65536 / (NT * MB) > 255 ? 255 : 65536 / (NT * MB);
-  constexpr bool kAhead = sizeof(T) <= 4 && 16 * VPT + 48 <= kRegCap;
+  static_assert(rms_bwd_mode_fits<T, NT, VPT, MB, MODE>(), "MODE does not fit the registers");
+  constexpr bool kAhead = (MODE & kBwdAhead) != 0;
+  constexpr bool kDwReg = (MODE & kBwdDwReg) != 0;
   __shared__ A s_red[NT / 32];
   A* s_dw = dynamic_smem<A>();  // [RPB][VPT * V][TPRW] in smem mode
 
@@ -202,9 +219,13 @@ __global__ void __launch_bounds__(NT, MB) rms_bwd_kernel(const RmsBwdArgs<T, P> 
   const int rg = tid / TPRW;  // row within the block's group
   const int N = args.N;
   const bool once = args.nchunks == 1;
-  const bool ahead = kAhead && once && args.prefetch;
+  const bool ahead = kAhead && once;
   const bool want_dw = args.partial != nullptr;
   const bool dw_smem = want_dw && args.dw_smem;
+  const bool dwreg = kDwReg && once && dw_smem;
+  A dwr[kDwReg ? VPT * V : 1];
+#pragma unroll
+  for (int i = 0; i < (kDwReg ? VPT * V : 1); ++i) dwr[i] = A(0);
   A* gdw = want_dw ? args.partial + static_cast<long long>(blockIdx.x) * N : nullptr;
   const long long ldy = N;
 
@@ -273,7 +294,9 @@ __global__ void __launch_bounds__(NT, MB) rms_bwd_kernel(const RmsBwdArgs<T, P> 
             const A dyv = Elem<T>::get(gk[i], k);
             const A xh = Elem<T>::get(xk[i], k) * r;
             sgx += (dyv * wv[k]) * xh;
-            if (dw_smem) {
+            if (kDwReg && dwreg) {
+              dwr[kDwReg ? i * V + k : 0] += dyv * xh;
+            } else if (dw_smem) {
               s_dw[rg * SLICE + (i * V + k) * TPRW + lt] += dyv * xh;
             } else if (want_dw && k < nv) {
               gdw[e0 + k] += dyv * xh;
@@ -317,6 +340,15 @@ __global__ void __launch_bounds__(NT, MB) rms_bwd_kernel(const RmsBwdArgs<T, P> 
   }
 
   if (dw_smem) {
+    if constexpr (kDwReg) {
+      if (dwreg) {
+        // The rows' sums, in the layout of the shared-memory accumulation.
+#pragma unroll
+        for (int i = 0; i < VPT; ++i)
+#pragma unroll
+          for (int k = 0; k < V; ++k) s_dw[rg * SLICE + (i * V + k) * TPRW + lt] = dwr[i * V + k];
+      }
+    }
     __syncthreads();
     // Each block writes its whole partial row: slices summed in order.
     for (int idx = tid; idx < SLICE; idx += NT) {
