@@ -81,12 +81,10 @@ RMS_BWD_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
     },
     "cuda_ext": {
         "default": {},
-        "ahead": {"RMS_BWD_DWREG": 0},
-        "dwreg": {"RMS_BWD_AHEAD": 0},
-        "plain": {"RMS_BWD_AHEAD": 0, "RMS_BWD_DWREG": 0},
-        "plain min4": {"RMS_BWD_AHEAD": 0, "RMS_BWD_DWREG": 0, "RMS_BWD_MIN_ROWS": 4},
-        "plain min8": {"RMS_BWD_AHEAD": 0, "RMS_BWD_DWREG": 0, "RMS_BWD_MIN_ROWS": 8},
-        "dwreg min8": {"RMS_BWD_AHEAD": 0, "RMS_BWD_MIN_ROWS": 8},
+        "general": {"RMS_BWD_STAGES": -1},
+        "S1": {"RMS_BWD_STAGES": 1},
+        "S2": {"RMS_BWD_STAGES": 2},
+        "S3": {"RMS_BWD_STAGES": 3},
     },
 }
 

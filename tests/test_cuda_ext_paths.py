@@ -97,3 +97,23 @@ def test_state_16bit(cdevice, name, dtype):
 def test_causal(cdevice, name):
     with variant(name):
         harness.check_cln_causal("cuda_ext", cdevice, (2, 9, 60), torch.float32)
+
+
+# RMSNorm backward: the general kernel and the row kernel with each ring depth
+# (RMS_BWD_STAGES), at a warp-per-row shape (several rows per block, a row
+# shorter than the configuration's capacity), a block-per-row one, and rows
+# with a stride.
+RMS_BWD_VARIANTS = {"auto": 0, "general": -1, "row-S1": 1, "row-S2": 2, "row-S3": 3}
+
+
+@pytest.mark.parametrize("name", list(RMS_BWD_VARIANTS))
+@pytest.mark.parametrize("shape", [(300, 96), (70, 4096), (33, 8192)], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_rmsnorm_backward(cdevice, name, shape, dtype):
+    from backends.cuda_ext import kernels as K
+    from bench.tune import knobs
+
+    with knobs(K, {"RMS_BWD_STAGES": RMS_BWD_VARIANTS[name]}):
+        harness.check_rmsnorm_backward("cuda_ext", cdevice, shape, dtype)
+        if name in ("auto", "general"):
+            harness.check_rmsnorm_backward("cuda_ext", cdevice, shape, dtype, strided=True)

@@ -105,15 +105,13 @@ CLN_STREAM_LEAD = 0
 #                    CLN_STREAM_* knob is forced; 1: always (raises past ~200 KB);
 #                    -1: never.
 CLN_RESIDENT = 0
-# RMSNorm backward schedules (include/rmsnorm_kernels.cuh), each used where the
-# launch configuration's registers hold it; 0: not.
-# RMS_BWD_AHEAD      1: load the next row group while this one is reduced and written.
-# RMS_BWD_DWREG      1: accumulate the dw partial in registers over a block's rows.
-# RMS_BWD_MIN_ROWS   at least this many row groups per block (a smaller grid, fewer
-#                    dw partials to sum); <= 1: one full wave of persistent blocks.
-RMS_BWD_AHEAD = 1
-RMS_BWD_DWREG = 1
-RMS_BWD_MIN_ROWS = 0
+# RMS_BWD_STAGES     RMSNorm backward of fp32 / fp16 / bf16 rows of N <= 8192 (a
+#                    multiple of 16 bytes): the row kernel (include/rmsnorm_kernels.cuh,
+#                    rms_bwd_row_kernel) with 0: automatic (no ring: a ring of 2-3
+#                    cp.async stages measured 0.70-0.74 vs 0.78-0.90 without);
+#                    1-3: that many stages (1: no ring; raises where the row kernel does
+#                    not apply); -1: the general kernel.
+RMS_BWD_STAGES = 0
 
 _lock = threading.Lock()
 _modules: dict[tuple[int, int], ModuleType] = {}  # by compute capability
@@ -343,9 +341,7 @@ def rmsnorm_forward(x: Tensor, weight: Tensor | None, eps: float, y: Tensor, rst
 def rmsnorm_backward(
     dy: Tensor, x: Tensor, weight: Tensor | None, rstd: Tensor, dx: Tensor, dw: Tensor | None
 ) -> None:
-    _ext(x).rmsnorm_backward(
-        dy, x, weight, rstd, dx, dw, RMS_BWD_AHEAD, RMS_BWD_DWREG, RMS_BWD_MIN_ROWS
-    )
+    _ext(x).rmsnorm_backward(dy, x, weight, rstd, dx, dw, RMS_BWD_STAGES)
 
 
 # ---------------------------------------------------------------------------

@@ -236,8 +236,7 @@ void rmsnorm_forward(const Tensor& x, OptTensor weight, double eps, const Tensor
 }
 
 void rmsnorm_backward(const Tensor& dy, const Tensor& x, OptTensor weight, const Tensor& rstd,
-                      const Tensor& dx, const OptTensor& dw, int64_t ahead, int64_t dwreg,
-                      int64_t min_rows) {
+                      const Tensor& dx, const OptTensor& dw, int64_t row_stages) {
   const char* op = "rmsnorm_backward";
   const int64_t ldx = check_rows(x, op);
   const auto dt = to_dtype(x.scalar_type(), op, "x");
@@ -261,9 +260,7 @@ void rmsnorm_backward(const Tensor& dy, const Tensor& x, OptTensor weight, const
   c.dw = dw ? dw->data_ptr() : nullptr;
   c.M = M;
   c.N = N;
-  c.ahead = ahead != 0;
-  c.dwreg = dwreg != 0;
-  c.min_rows = static_cast<int>(std::min<int64_t>(std::max<int64_t>(min_rows, 0), 1 << 30));
+  c.row_stages = static_cast<int>(std::min<int64_t>(std::max<int64_t>(row_stages, -1), 64));
   const size_t bytes = normk::rms_bwd_workspace_bytes(c);
   const Tensor ws = workspace(x, bytes);
   normk::rms_bwd(c, ws.data_ptr(), bytes, c10::cuda::getCurrentCUDAStream());
@@ -285,6 +282,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("rmsnorm_forward", &rmsnorm_forward, py::arg("x"), py::arg("weight"), py::arg("eps"),
         py::arg("y"), py::arg("rstd"));
   m.def("rmsnorm_backward", &rmsnorm_backward, py::arg("dy"), py::arg("x"), py::arg("weight"),
-        py::arg("rstd"), py::arg("dx"), py::arg("dw"), py::arg("ahead") = 1,
-        py::arg("dwreg") = 1, py::arg("min_rows") = 0);
+        py::arg("rstd"), py::arg("dx"), py::arg("dw"),
+        py::arg("row_stages") = 0);
 }

@@ -104,13 +104,11 @@ struct RmsBwdCall {
   void* dx;
   void* dw;  // acc, nullable
   int64_t M, N;
-  // Backward schedules, used where the configuration's registers hold them
-  // (include/rmsnorm_kernels.cuh, rms_bwd_mode_fits); 0: not.
-  int ahead = 1;  // the next row group loaded during this one
-  int dwreg = 1;  // dw accumulated in registers over a block's rows
-  // Row groups per block at least (a smaller grid, fewer dw partials); <= 1:
-  // one full wave of persistent blocks.
-  int min_rows = 0;
+  // Row kernel (include/rmsnorm_kernels.cuh, rms_bwd_row_kernel; kernels.py's
+  // RMS_BWD_STAGES): 0 = where it applies, with the automatic ring depth (1,
+  // no ring); 1..3 = that many stages (1: no ring; throws where the row kernel does not
+  // apply or the ring does not fit); -1 = the general kernel.
+  int row_stages = 0;
 };
 size_t rms_bwd_workspace_bytes(const RmsBwdCall& c);
 void rms_bwd(const RmsBwdCall& c, void* workspace, size_t workspace_bytes, cudaStream_t stream);

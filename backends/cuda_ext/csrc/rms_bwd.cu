@@ -1,5 +1,6 @@
 // RMSNorm backward launcher (configurations: rms_common.h).
 #include <algorithm>
+#include <string>
 #include <type_traits>
 
 #include "rms_common.h"
@@ -20,7 +21,7 @@ struct BwdPlan {
   size_t partial_off, scratch_off, total;
 };
 
-template <typename T, typename P, typename Cf, int MODE>
+template <typename T, typename P, typename Cf>
 BwdPlan bwd_plan(const RmsBwdCall& c) {
   using A = acc_t<T>;
   constexpr int V = PackInfo<T>::V;
@@ -34,7 +35,7 @@ BwdPlan bwd_plan(const RmsBwdCall& c) {
     throw std::runtime_error("cuda_ext: rmsnorm_backward: internal error (dw mode)");
   p.smem = p.dw_smem ? smem : 0;
   const void* kernel =
-      reinterpret_cast<const void*>(&rms_bwd_kernel<T, P, Cf::NT, Cf::TPRW, Cf::VPT, Cf::MB, MODE>);
+      reinterpret_cast<const void*>(&rms_bwd_kernel<T, P, Cf::NT, Cf::TPRW, Cf::VPT, Cf::MB>);
   // Opt in to more than 48 KB of dynamic shared memory (before the
   // occupancy query, which otherwise reports 0 blocks).
   if (p.smem > kSmemDefault)
@@ -47,9 +48,7 @@ BwdPlan bwd_plan(const RmsBwdCall& c) {
              "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
   per_sm = std::max(per_sm, 1);
   const long long groups = cdiv(c.M, Cf::RPB);
-  long long grid = std::min<long long>(groups, static_cast<long long>(sm_count()) * per_sm);
-  if (c.min_rows > 1) grid = std::min<long long>(grid, cdiv(groups, c.min_rows));
-  p.grid = static_cast<int>(grid);
+  p.grid = static_cast<int>(std::min<long long>(groups, static_cast<long long>(sm_count()) * per_sm));
   p.partial_off = 0;
   p.scratch_off = 0;
   p.total = 0;
@@ -60,11 +59,11 @@ BwdPlan bwd_plan(const RmsBwdCall& c) {
   return p;
 }
 
-template <typename T, typename P, typename Cf, int MODE>
+template <typename T, typename P, typename Cf>
 void bwd_impl(const RmsBwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) {
   using A = acc_t<T>;
   constexpr int V = PackInfo<T>::V;
-  const BwdPlan p = bwd_plan<T, P, Cf, MODE>(c);
+  const BwdPlan p = bwd_plan<T, P, Cf>(c);
   if (ws_bytes < p.total)
     throw std::runtime_error("cuda_ext: rmsnorm_backward: workspace too small");
   char* w = static_cast<char*>(ws);
@@ -87,7 +86,7 @@ void bwd_impl(const RmsBwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) {
           aligned16(c.dx);
   a.wvec = aligned16(c.w);
   a.dw_smem = p.dw_smem;
-  auto* kernel = &rms_bwd_kernel<T, P, Cf::NT, Cf::TPRW, Cf::VPT, Cf::MB, MODE>;
+  auto* kernel = &rms_bwd_kernel<T, P, Cf::NT, Cf::TPRW, Cf::VPT, Cf::MB>;
   NORMK_LAUNCH(kernel, static_cast<unsigned>(p.grid), Cf::NT, p.smem, st)(a);
   check_launch("rmsnorm_backward kernel launch");
   if (partial)
@@ -95,29 +94,130 @@ void bwd_impl(const RmsBwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) {
               static_cast<int>(c.N), reinterpret_cast<A*>(w + p.scratch_off), st);
 }
 
-// f(std::integral_constant<int, MODE>) with the schedule of the call: the
-// requested bits (c.ahead, c.dwreg) where the configuration's registers hold
-// them, else dw in registers alone, else ahead alone, else neither.  Rows
-// read in chunks take the plain kernel (both schedules need the whole row
-// in registers).
-template <typename T, typename Cf, typename F>
-void with_mode(const RmsBwdCall& c, F&& f) {
+// ---------------------------------------------------------------------------
+// The row kernel (rms_bwd_row_kernel).
+// ---------------------------------------------------------------------------
+constexpr int kRowMaxStages = 3;
+
+// Whether the call takes the row kernel: 16-bit or fp32, whole rows in one
+// pass of the table's last entry, 16-byte access legal everywhere, and not
+// switched off.  A forced ring depth that cannot be honoured throws.
+template <typename T>
+bool use_row_kernel(const RmsBwdCall& c) {
   constexpr int V = PackInfo<T>::V;
-  const bool once = cdiv(cdiv(c.N, V), Cf::CW) == 1;
-  const int want = once ? (c.ahead ? kBwdAhead : 0) | (c.dwreg ? kBwdDwReg : 0) : 0;
-  constexpr bool f3 = rms_bwd_mode_fits<T, Cf::NT, Cf::VPT, Cf::MB, 3>();
-  constexpr bool f2 = rms_bwd_mode_fits<T, Cf::NT, Cf::VPT, Cf::MB, 2>();
-  constexpr bool f1 = rms_bwd_mode_fits<T, Cf::NT, Cf::VPT, Cf::MB, 1>();
-  if constexpr (f3) {
-    if (want == 3) return f(std::integral_constant<int, 3>{});
+  if (c.row_stages < 0) return false;
+  const bool ok = sizeof(acc_t<T>) == 4 &&
+                  cdiv(c.N, V) <= last_cap(typename RowBwdCfgs<T>::type{}) && c.N % V == 0 &&
+                  (c.ldx * sizeof(T)) % 16 == 0 && aligned16(c.x) && aligned16(c.dy) &&
+                  aligned16(c.dx);
+  if (c.row_stages > 0 && (!ok || c.row_stages > kRowMaxStages))
+    throw std::runtime_error(
+        "cuda_ext: rmsnorm_backward: row_stages " + std::to_string(c.row_stages) +
+        (ok ? " is above " + std::to_string(kRowMaxStages)
+            : " needs fp32 / fp16 / bf16 rows of at most 8192 elements, a multiple of 16 "
+              "bytes, 16-byte aligned"));
+  return ok;
+}
+
+template <typename T, typename P, typename Cf, int S>
+const void* row_kernel_ptr() {
+  return reinterpret_cast<const void*>(&rms_bwd_row_kernel<T, P, Cf::NT, Cf::TPRW, Cf::VPT, Cf::MB, S>);
+}
+
+// Blocks per SM of the row kernel with S stages (opting in to its shared memory).
+template <typename T, typename P, typename Cf, int S>
+int row_blocks_per_sm() {
+  const size_t smem = rms_bwd_row_smem<T, Cf::NT, Cf::TPRW, Cf::VPT, S>();
+  const void* k = row_kernel_ptr<T, P, Cf, S>();
+  if (smem > kSmemDefault)
+    check_cuda(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(smem)),
+               "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+  int per_sm = 0;
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, Cf::NT, smem),
+             "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  return per_sm;
+}
+
+// f(std::integral_constant<int, S>{}, blocks per SM): the forced depth, or
+// automatically no ring.  The ring was slower on every shape measured on the
+// H200 (bench/results/nvidia-h200-s5-tune-rmsnorm-row.log, fwd+bwd fraction
+// of copy bandwidth, S = 1 / 2 / 3): (16384, 8192) fp32 0.90 / 0.74 / 0.73,
+// bf16 0.78 / 0.70 / 0.70; (32768, 4096) fp32 0.89 / 0.73 / 0.73, bf16
+// 0.83 / 0.71 / 0.71; (2048, 4096) bf16 43.3 / 46.5 / 47.0 us.  (Triton's
+// pipelined loop, also cp.async into shared memory, gains from 3 stages:
+// bench/results/NOTES.md section 6.5; not understood here, not profiled.)
+template <typename T, typename P, typename Cf, typename F>
+void with_row_stages(const RmsBwdCall& c, F&& f) {
+  using S1 = std::integral_constant<int, 1>;
+  using S2 = std::integral_constant<int, 2>;
+  using S3 = std::integral_constant<int, 3>;
+  const auto run = [&](auto s) {
+    const int per_sm = row_blocks_per_sm<T, P, Cf, decltype(s)::value>();
+    if (per_sm < 1)
+      throw std::runtime_error("cuda_ext: rmsnorm_backward: row kernel with " +
+                               std::to_string(decltype(s)::value) +
+                               " stages does not fit on an SM");
+    f(s, per_sm);
+  };
+  if (c.row_stages == 1) return run(S1{});
+  if (c.row_stages == 2) return run(S2{});
+  if (c.row_stages == 3) return run(S3{});
+  run(S1{});
+}
+
+// Grid (one wave: blocks per SM x SMs, at most the row groups) and
+// workspace (grid x N partials + column-sum scratch) of the row kernel.
+struct RowPlan {
+  int grid;
+  size_t scratch_off, total;
+};
+inline RowPlan row_plan(const RmsBwdCall& c, int per_sm, int rpb) {
+  RowPlan p{};
+  const long long groups = cdiv(c.M, rpb);
+  p.grid = static_cast<int>(std::min<long long>(groups, static_cast<long long>(sm_count()) * per_sm));
+  if (c.dw) {
+    p.scratch_off = align_up(sizeof(float) * static_cast<size_t>(p.grid) * c.N, 256);
+    p.total = p.scratch_off + sizeof(float) * colsum_scratch_elems(p.grid, static_cast<int>(c.N));
   }
-  if constexpr (f2) {
-    if (want & kBwdDwReg) return f(std::integral_constant<int, 2>{});
-  }
-  if constexpr (f1) {
-    if (want & kBwdAhead) return f(std::integral_constant<int, 1>{});
-  }
-  f(std::integral_constant<int, 0>{});
+  return p;
+}
+
+// f(Cf, S, blocks per SM) for a call that takes the row kernel.
+template <typename T, typename P, typename F>
+void with_row_config(const RmsBwdCall& c, F&& f) {
+  with_first_fit(typename RowBwdCfgs<T>::type{}, cdiv(c.N, PackInfo<T>::V), [&](auto cf) {
+    with_row_stages<T, P, decltype(cf)>(c, [&](auto s, int per_sm) { f(cf, s, per_sm); });
+  });
+}
+
+template <typename T, typename P, typename Cf, int S>
+void row_impl(const RmsBwdCall& c, int per_sm, void* ws, size_t ws_bytes, cudaStream_t st) {
+  const RowPlan p = row_plan(c, per_sm, Cf::RPB);
+  if (ws_bytes < p.total)
+    throw std::runtime_error("cuda_ext: rmsnorm_backward: workspace too small");
+  char* w = static_cast<char*>(ws);
+  float* partial = c.dw ? reinterpret_cast<float*>(w) : nullptr;
+  RmsBwdArgs<T, P> a{};
+  a.dy = static_cast<const T*>(c.dy);
+  a.x = static_cast<const T*>(c.x);
+  a.ldx = c.ldx;
+  a.w = static_cast<const P*>(c.w);
+  a.rstd = static_cast<const float*>(c.rstd);
+  a.dx = static_cast<T*>(c.dx);
+  a.partial = partial;
+  a.M = static_cast<int>(c.M);
+  a.N = static_cast<int>(c.N);
+  a.nchunks = 1;
+  a.vec = 1;
+  a.wvec = aligned16(c.w);
+  const size_t smem = rms_bwd_row_smem<T, Cf::NT, Cf::TPRW, Cf::VPT, S>();
+  auto* kernel = &rms_bwd_row_kernel<T, P, Cf::NT, Cf::TPRW, Cf::VPT, Cf::MB, S>;
+  NORMK_LAUNCH(kernel, static_cast<unsigned>(p.grid), Cf::NT, smem, st)(a);
+  check_launch("rmsnorm_backward row kernel launch");
+  if (partial)
+    colsum<float>(partial, p.grid, static_cast<int>(c.N), static_cast<float*>(c.dw), nullptr,
+                  static_cast<int>(c.N), reinterpret_cast<float*>(w + p.scratch_off), st);
 }
 
 }  // namespace
@@ -128,10 +228,16 @@ size_t rms_bwd_workspace_bytes(const RmsBwdCall& c) {
   dispatch_types(c.dtype, c.param_dtype, "rmsnorm_backward", [&](auto tp) {
     using T = typename decltype(tp)::T;
     using P = typename decltype(tp)::P;
-    with_first_fit(typename BwdCfgs<T>::type{}, cdiv(c.N, PackInfo<T>::V), [&](auto cf) {
-      using Cf = decltype(cf);
-      with_mode<T, Cf>(c, [&](auto m) { bytes = bwd_plan<T, P, Cf, decltype(m)::value>(c).total; });
-    });
+    if constexpr (sizeof(acc_t<T>) == 4) {
+      if (use_row_kernel<T>(c)) {
+        with_row_config<T, P>(c, [&](auto cf, auto, int per_sm) {
+          bytes = row_plan(c, per_sm, decltype(cf)::RPB).total;
+        });
+        return;
+      }
+    }
+    with_first_fit(typename BwdCfgs<T>::type{}, cdiv(c.N, PackInfo<T>::V),
+             [&](auto cf) { bytes = bwd_plan<T, P, decltype(cf)>(c).total; });
   });
   return bytes;
 }
@@ -141,11 +247,17 @@ void rms_bwd(const RmsBwdCall& c, void* workspace, size_t workspace_bytes, cudaS
   dispatch_types(c.dtype, c.param_dtype, "rmsnorm_backward", [&](auto tp) {
     using T = typename decltype(tp)::T;
     using P = typename decltype(tp)::P;
+    if constexpr (sizeof(acc_t<T>) == 4) {
+      if (use_row_kernel<T>(c)) {
+        with_row_config<T, P>(c, [&](auto cf, auto s, int per_sm) {
+          row_impl<T, P, decltype(cf), decltype(s)::value>(c, per_sm, workspace, workspace_bytes,
+                                                             stream);
+        });
+        return;
+      }
+    }
     with_first_fit(typename BwdCfgs<T>::type{}, cdiv(c.N, PackInfo<T>::V), [&](auto cf) {
-      using Cf = decltype(cf);
-      with_mode<T, Cf>(c, [&](auto m) {
-        bwd_impl<T, P, Cf, decltype(m)::value>(c, workspace, workspace_bytes, stream);
-      });
+      bwd_impl<T, P, decltype(cf)>(c, workspace, workspace_bytes, stream);
     });
   });
 }

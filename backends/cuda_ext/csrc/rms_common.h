@@ -44,6 +44,27 @@ struct BwdCfgs {
 };
 // fp64 needs ~80 registers at 4 + 4 packs: one block of 512 per SM, and
 // chunks of 2048 packs beyond (the 1024-thread entry would spill).
+// The row kernel (rms_bwd_row_kernel): 16 elements per thread (VPT 2 for
+// 16-bit types, 4 for fp32; the warp-per-row entries of short rows fewer),
+// 128 registers per thread at most (NT * MB = 512).  Rows longer than the
+// last entry (N > 8192) take the general kernel.
+template <typename T>
+struct RowBwdCfgs {  // fp16 / bf16: N <= 256, 512, 2048, 4096, 8192
+  using type = CfgList<Cfg<256, 32, 1, 2>, Cfg<256, 32, 2, 2>, Cfg<128, 128, 2, 4>,
+                       Cfg<256, 256, 2, 2>, Cfg<512, 512, 2, 1>>;
+};
+template <>
+struct RowBwdCfgs<float> {  // N <= 128, 512, 2048, 4096, 8192
+  using type = CfgList<Cfg<256, 32, 1, 2>, Cfg<256, 32, 4, 2>, Cfg<128, 128, 4, 4>,
+                       Cfg<256, 256, 4, 2>, Cfg<512, 512, 4, 1>>;
+};
+// The capacity (packs per row) of a table's last entry.
+template <typename... Cs>
+constexpr long long last_cap(CfgList<Cs...>) {
+  constexpr long long caps[] = {Cs::kCap...};
+  return caps[sizeof...(Cs) - 1];
+}
+
 template <>
 struct BwdCfgs<double> {
   using type = CfgList<Cfg<256, 32, 1, 4>, Cfg<256, 32, 4, 2>, Cfg<128, 128, 4, 4>,

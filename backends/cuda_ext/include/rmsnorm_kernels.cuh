@@ -18,13 +18,22 @@
 // (each (warp slice, column) has exactly one owner thread: no atomics), or,
 // when the row is too long for shared memory, directly in their own row of
 // the global partial buffer.  Per-block partials are then summed over the
-// blocks in a fixed order (reduce_kernels.cuh): deterministic dw.  Rows read
-// in one chunk have two optional schedules (MODE bits of rms_bwd_kernel,
-// compiled where the register budget holds them, rms_bwd_mode_fits): the
-// next row group loaded one row ahead in registers (kBwdAhead), and the dw
-// partial kept in registers for all of the block's rows, written to shared
-// memory once at the end (kBwdDwReg) instead of a shared-memory
-// read-modify-write per element and row.
+// blocks in a fixed order (reduce_kernels.cuh): deterministic dw.
+//
+// Rows that fit one pass of a row group's registers, in fp32 / fp16 / bf16
+// up to N = 8192, take rms_bwd_row_kernel instead: 16 elements per thread,
+// each converted once (x * rstd and dy * w kept as floats between the row
+// sum and dx), w loaded once per block, the dw partial in registers.  The
+// general kernel below spends about 20 instructions per element (every
+// value converted and w loaded twice, dw read-modified-written in shared
+// memory): ncu at (16384, 8192) bf16, 245 us for the backward at 67 % of
+// DRAM bandwidth against 198 us at 83 % for Triton's
+// (bench/results/nvidia-h200-s5-ncu-rms-bwd-*.txt).  fwd+bwd fraction of copy
+// bandwidth, general -> row kernel (-s5-tune-rmsnorm-row.log): fp32
+// (16384, 8192) 0.83 -> 0.90, (32768, 4096) 0.88 -> 0.89, (2048, 4096)
+// 59.4 -> 54.8 us; bf16 (16384, 8192) 0.78 -> 0.78, (32768, 4096) 0.85 ->
+// 0.83, (2048, 4096) 47.9 -> 43.3 us.  Its optional ring of cp.async stages
+// (S > 1) measured slower everywhere (rms_bwd.cu, with_row_stages).
 #pragma once
 
 #include "norm_common.cuh"
@@ -62,25 +71,6 @@ struct RmsBwdArgs {
   int wvec;
   int dw_smem;     // accumulate dw in shared memory (else in `partial`, pre-zeroed)
 };
-
-// rms_bwd_kernel's MODE bits.
-constexpr int kBwdAhead = 1;  // the next row group's x and dy loaded during this one
-constexpr int kBwdDwReg = 2;  // dw accumulated in registers over the block's rows
-
-// Whether MODE fits the register budget of __launch_bounds__(NT, MB) next
-// to the row's packs (2 tensors x VPT packs x 4 registers, twice with
-// kBwdAhead) and the rest (~48, measured with ptxas for the plain kernel):
-// kBwdDwReg adds VPT * V accumulators.  fp64 (~80 registers for one row):
-// the plain kernel only.
-template <typename T, int NT, int VPT, int MB, int MODE>
-__host__ __device__ constexpr bool rms_bwd_mode_fits() {
-  if (MODE == 0) return true;
-  if (sizeof(T) > 4) return false;
-  const int cap = 65536 / (NT * MB) > 255 ? 255 : 65536 / (NT * MB);
-  const int regs = 8 * VPT * ((MODE & kBwdAhead) ? 2 : 1) +
-                   ((MODE & kBwdDwReg) ? VPT * PackInfo<T>::V : 0) + 48;
-  return regs <= cap;
-}
 
 // Sum over the TPRW threads of a row group; every thread gets the total.
 // The cross-warp step (TPRW == NT > 32) uses `red` (NT / 32 entries) and
@@ -181,36 +171,13 @@ __global__ void __launch_bounds__(NT, MB) rms_fwd_kernel(const RmsFwdArgs<T, P> 
   }
 }
 
-// x and dy packs of chunk `ch` of one row (zeros past the row's end or for a
-// row past M).  H: the cache policy (read once: kNoL1; re-read: kCg).
-template <typename T, int TPRW, int VPT, Ld H>
-__device__ __forceinline__ void rms_bwd_load(const T* xr, const T* dyr, bool row_ok, int ch,
-                                             int lt, int N, int vec, uint4 (&xk)[VPT],
-                                             uint4 (&gk)[VPT]) {
-  constexpr int V = PackInfo<T>::V;
-#pragma unroll
-  for (int i = 0; i < VPT; ++i) {
-    const int e0 = ((ch * TPRW * VPT) + i * TPRW + lt) * V;
-    const int nv = N - e0;
-    if (row_ok && nv > 0) {
-      xk[i] = load_pack<T, H>(xr + e0, vec && nv >= V, nv);
-      gk[i] = load_pack<T, H>(dyr + e0, vec && nv >= V, nv);
-    } else {
-      xk[i] = gk[i] = make_uint4(0u, 0u, 0u, 0u);
-    }
-  }
-}
-
-template <typename T, typename P, int NT, int TPRW, int VPT, int MB, int MODE>
+template <typename T, typename P, int NT, int TPRW, int VPT, int MB>
 __global__ void __launch_bounds__(NT, MB) rms_bwd_kernel(const RmsBwdArgs<T, P> args) {
   using A = acc_t<T>;
   constexpr int V = PackInfo<T>::V;
   constexpr int RPB = NT / TPRW;
   constexpr int CW = TPRW * VPT;
   constexpr int SLICE = VPT * V * TPRW;  // dw entries of one row group (smem mode)
-  static_assert(rms_bwd_mode_fits<T, NT, VPT, MB, MODE>(), "MODE does not fit the registers");
-  constexpr bool kAhead = (MODE & kBwdAhead) != 0;
-  constexpr bool kDwReg = (MODE & kBwdDwReg) != 0;
   __shared__ A s_red[NT / 32];
   A* s_dw = dynamic_smem<A>();  // [RPB][VPT * V][TPRW] in smem mode
 
@@ -219,15 +186,9 @@ __global__ void __launch_bounds__(NT, MB) rms_bwd_kernel(const RmsBwdArgs<T, P> 
   const int rg = tid / TPRW;  // row within the block's group
   const int N = args.N;
   const bool once = args.nchunks == 1;
-  const bool ahead = kAhead && once;
   const bool want_dw = args.partial != nullptr;
   const bool dw_smem = want_dw && args.dw_smem;
-  const bool dwreg = kDwReg && once && dw_smem;
-  A dwr[kDwReg ? VPT * V : 1];
-#pragma unroll
-  for (int i = 0; i < (kDwReg ? VPT * V : 1); ++i) dwr[i] = A(0);
   A* gdw = want_dw ? args.partial + static_cast<long long>(blockIdx.x) * N : nullptr;
-  const long long ldy = N;
 
   if (dw_smem) {
     for (int i = tid; i < RPB * SLICE; i += NT) s_dw[i] = A(0);
@@ -236,51 +197,32 @@ __global__ void __launch_bounds__(NT, MB) rms_bwd_kernel(const RmsBwdArgs<T, P> 
   }
 
   const long long groups = (static_cast<long long>(args.M) + RPB - 1) / RPB;
-  uint4 xk[VPT], gk[VPT];
-  uint4 xn[kAhead ? VPT : 1], gn[kAhead ? VPT : 1];
-  A rn = A(0);
-  if constexpr (kAhead) {
-    if (ahead && blockIdx.x < groups) {
-      const long long row = static_cast<long long>(blockIdx.x) * RPB + rg;
-      const bool ok = row < args.M;
-      rms_bwd_load<T, TPRW, VPT, Ld::kNoL1>(args.x + (ok ? row : 0) * args.ldx,
-                                            args.dy + (ok ? row : 0) * ldy, ok, 0, lt, N,
-                                            args.vec, xk, gk);
-      rn = ok ? args.rstd[row] : A(0);
-    }
-  }
   for (long long grp = blockIdx.x; grp < groups; grp += gridDim.x) {
     const long long row = grp * RPB + rg;
     const bool row_ok = row < args.M;
     const T* xr = args.x + (row_ok ? row : 0) * args.ldx;
-    const T* dyr = args.dy + (row_ok ? row : 0) * ldy;
-    T* dxr = args.dx + (row_ok ? row : 0) * ldy;
-    A r;
-    if constexpr (kAhead) {
-      if (ahead) {
-        r = rn;
-        const long long nrow = (grp + gridDim.x) * RPB + rg;
-        const bool nok = grp + gridDim.x < groups && nrow < args.M;
-        if (grp + gridDim.x < groups) {
-          rms_bwd_load<T, TPRW, VPT, Ld::kNoL1>(args.x + (nok ? nrow : 0) * args.ldx,
-                                                args.dy + (nok ? nrow : 0) * ldy, nok, 0, lt,
-                                                N, args.vec, xn, gn);
-          rn = nok ? args.rstd[nrow] : A(0);
-        }
-      } else {
-        r = row_ok ? args.rstd[row] : A(0);
-      }
-    } else {
-      r = row_ok ? args.rstd[row] : A(0);
-    }
+    const T* dyr = args.dy + (row_ok ? row : 0) * static_cast<long long>(N);
+    T* dxr = args.dx + (row_ok ? row : 0) * static_cast<long long>(N);
+    const A r = row_ok ? args.rstd[row] : A(0);
 
+    uint4 xk[VPT], gk[VPT];
     A sgx = A(0);  // sum over the row of g * xhat
     for (int ch = 0; ch < args.nchunks; ++ch) {
-      if (!ahead) {
-        if (once)
-          rms_bwd_load<T, TPRW, VPT, Ld::kNoL1>(xr, dyr, row_ok, ch, lt, N, args.vec, xk, gk);
-        else
-          rms_bwd_load<T, TPRW, VPT, Ld::kCg>(xr, dyr, row_ok, ch, lt, N, args.vec, xk, gk);
+#pragma unroll
+      for (int i = 0; i < VPT; ++i) {
+        const int e0 = ((ch * CW) + i * TPRW + lt) * V;
+        const int nv = N - e0;
+        const bool in = row_ok && nv > 0;
+        const bool vec = args.vec && nv >= V;
+        if (!in) {
+          xk[i] = gk[i] = make_uint4(0u, 0u, 0u, 0u);
+        } else if (once) {
+          xk[i] = load_pack<T, Ld::kNoL1>(xr + e0, vec, nv);
+          gk[i] = load_pack<T, Ld::kNoL1>(dyr + e0, vec, nv);
+        } else {
+          xk[i] = load_pack<T, Ld::kCg>(xr + e0, vec, nv);
+          gk[i] = load_pack<T, Ld::kCg>(dyr + e0, vec, nv);
+        }
       }
 #pragma unroll
       for (int i = 0; i < VPT; ++i) {
@@ -294,9 +236,7 @@ __global__ void __launch_bounds__(NT, MB) rms_bwd_kernel(const RmsBwdArgs<T, P> 
             const A dyv = Elem<T>::get(gk[i], k);
             const A xh = Elem<T>::get(xk[i], k) * r;
             sgx += (dyv * wv[k]) * xh;
-            if (kDwReg && dwreg) {
-              dwr[kDwReg ? i * V + k : 0] += dyv * xh;
-            } else if (dw_smem) {
+            if (dw_smem) {
               s_dw[rg * SLICE + (i * V + k) * TPRW + lt] += dyv * xh;
             } else if (want_dw && k < nv) {
               gdw[e0 + k] += dyv * xh;
@@ -308,7 +248,17 @@ __global__ void __launch_bounds__(NT, MB) rms_bwd_kernel(const RmsBwdArgs<T, P> 
     const A c = rms_row_sum<NT, TPRW>(sgx, s_red) / static_cast<A>(N);
 
     for (int ch = 0; ch < args.nchunks; ++ch) {
-      if (!once) rms_bwd_load<T, TPRW, VPT, Ld::kCg>(xr, dyr, row_ok, ch, lt, N, args.vec, xk, gk);
+      if (!once) {
+#pragma unroll
+        for (int i = 0; i < VPT; ++i) {
+          const int e0 = ((ch * CW) + i * TPRW + lt) * V;
+          const int nv = N - e0;
+          const bool in = row_ok && nv > 0;
+          const bool vec = args.vec && nv >= V;
+          xk[i] = in ? load_pack<T, Ld::kCg>(xr + e0, vec, nv) : make_uint4(0u, 0u, 0u, 0u);
+          gk[i] = in ? load_pack<T, Ld::kCg>(dyr + e0, vec, nv) : make_uint4(0u, 0u, 0u, 0u);
+        }
+      }
 #pragma unroll
       for (int i = 0; i < VPT; ++i) {
         const int e0 = ((ch * CW) + i * TPRW + lt) * V;
@@ -328,27 +278,9 @@ __global__ void __launch_bounds__(NT, MB) rms_bwd_kernel(const RmsBwdArgs<T, P> 
         }
       }
     }
-    if constexpr (kAhead) {
-      if (ahead) {
-#pragma unroll
-        for (int i = 0; i < VPT; ++i) {
-          xk[i] = xn[i];
-          gk[i] = gn[i];
-        }
-      }
-    }
   }
 
   if (dw_smem) {
-    if constexpr (kDwReg) {
-      if (dwreg) {
-        // The rows' sums, in the layout of the shared-memory accumulation.
-#pragma unroll
-        for (int i = 0; i < VPT; ++i)
-#pragma unroll
-          for (int k = 0; k < V; ++k) s_dw[rg * SLICE + (i * V + k) * TPRW + lt] = dwr[i * V + k];
-      }
-    }
     __syncthreads();
     // Each block writes its whole partial row: slices summed in order.
     for (int idx = tid; idx < SLICE; idx += NT) {
@@ -359,6 +291,186 @@ __global__ void __launch_bounds__(NT, MB) rms_bwd_kernel(const RmsBwdArgs<T, P> 
         A s = A(0);
 #pragma unroll
         for (int g = 0; g < RPB; ++g) s += s_dw[g * SLICE + idx];
+        gdw[col] = s;
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Backward of rows that fit the row group's registers (see the top).  S = 1:
+// plain loads; S >= 2: a ring of S stages in shared memory, private to each
+// thread (a thread copies, with cp.async, exactly the packs it reads later,
+// so no block barrier guards the ring: cp.async.wait_group does).
+// Shared memory: the ring [S][NT][2 * VPT + 1] packs (x, dy, then the row's
+// rstd; an odd number of 16-byte slots per thread, so that the 8 threads of
+// a quarter warp hit 8 different 4-bank groups), reused at the end for the
+// dw slices [RPB][E][TPRW] of A when a block has several row slots.
+// ---------------------------------------------------------------------------
+template <typename T, int NT, int TPRW, int VPT, int S>
+__host__ __device__ constexpr size_t rms_bwd_row_smem() {
+  constexpr size_t ring = S > 1 ? static_cast<size_t>(S) * NT * (2 * VPT + 1) * 16 : 0;
+  constexpr size_t dw = NT == TPRW ? 0
+                                   : static_cast<size_t>(NT / TPRW) * VPT * PackInfo<T>::V *
+                                         TPRW * sizeof(acc_t<T>);
+  return ring > dw ? ring : dw;
+}
+
+// One thread's copies of a row into its ring slot: its VPT packs of x and
+// of dy, then the row's rstd (zeros for a row past M or a pack past N).
+template <typename T, int VPT>
+__device__ __forceinline__ void rms_row_issue(uint4* slot, const T* xr, const T* dyr,
+                                              const acc_t<T>* rs, bool ok, int lt, int TPRW,
+                                              int N) {
+  constexpr int V = PackInfo<T>::V;
+#pragma unroll
+  for (int i = 0; i < VPT; ++i) {
+    const int e0 = (i * TPRW + lt) * V;
+    const bool in = ok && e0 < N;
+    cp_async<16>(slot + i, in ? xr + e0 : xr, in);
+    cp_async<16>(slot + VPT + i, in ? dyr + e0 : dyr, in);
+  }
+  cp_async<sizeof(acc_t<T>)>(slot + 2 * VPT, rs, ok);
+}
+
+template <typename T, typename P, int NT, int TPRW, int VPT, int MB, int S>
+__global__ void __launch_bounds__(NT, MB) rms_bwd_row_kernel(const RmsBwdArgs<T, P> args) {
+  using A = acc_t<T>;
+  constexpr int V = PackInfo<T>::V;
+  constexpr int E = VPT * V;  // elements per thread
+  constexpr int RPB = NT / TPRW;
+  constexpr int SLICE = E * TPRW;
+  constexpr int SLOT = 2 * VPT + 1;  // 16-byte slots per thread and stage
+  static_assert(S >= 1 && S <= 4, "1 to 4 stages");
+  static_assert(sizeof(A) == 4, "fp32 / fp16 / bf16 only");
+  __shared__ A s_red[NT / 32];
+  uint4* const ring = dynamic_smem<uint4>();
+
+  const int tid = threadIdx.x;
+  const int lt = tid % TPRW;
+  const int rg = tid / TPRW;
+  const int N = args.N;
+  // Every pack is 16-byte aligned and wholly in or out of the row (N % V ==
+  // 0: the launcher takes this kernel only then); packs past N (the table
+  // entry holds up to TPRW * VPT) read as zeros and are not written.
+  const bool want_dw = args.partial != nullptr;
+  bool pin[VPT];
+#pragma unroll
+  for (int i = 0; i < VPT; ++i) pin[i] = (i * TPRW + lt) * V < N;
+
+  A wf[E];  // w as A, for the block's whole life (ones without a weight)
+#pragma unroll
+  for (int i = 0; i < VPT; ++i) {
+    A wv[V];
+    load_params<T, P, A>(args.w, pin[i] ? (i * TPRW + lt) * V : 0, args.wvec != 0, V, wv);
+#pragma unroll
+    for (int k = 0; k < V; ++k) wf[i * V + k] = wv[k];
+  }
+  A dwr[E];
+#pragma unroll
+  for (int e = 0; e < E; ++e) dwr[e] = A(0);
+
+  const long long groups = (static_cast<long long>(args.M) + RPB - 1) / RPB;
+  const long long first = blockIdx.x, stride = gridDim.x;
+  auto row_of = [&](long long grp) { return grp * RPB + rg; };
+  auto issue = [&](long long grp, int s) {
+    const long long row = row_of(grp);
+    const bool ok = grp < groups && row < args.M;
+    const long long r = ok ? row : 0;
+    rms_row_issue<T, VPT>(ring + (static_cast<long long>(s) * NT + tid) * SLOT,
+                          args.x + r * args.ldx, args.dy + r * static_cast<long long>(N),
+                          args.rstd + r, ok, lt, TPRW, N);
+  };
+  if constexpr (S > 1) {
+#pragma unroll
+    for (int s = 0; s < S - 1; ++s) {
+      issue(first + s * stride, s);
+      cp_async_commit();
+    }
+  }
+
+  int k = 0;
+  for (long long grp = first; grp < groups; grp += stride, ++k) {
+    const long long row = row_of(grp);
+    const bool row_ok = row < args.M;
+    const long long r0 = row_ok ? row : 0;
+    uint4 xk[VPT], gk[VPT];
+    A r;
+    if constexpr (S > 1) {
+      // Row group k + S - 1 into the stage that row group k - 1 used (its
+      // values were consumed, in registers, before this point).
+      issue(grp + (S - 1) * stride, (k + S - 1) % S);
+      cp_async_commit();
+      cp_async_wait<S - 1>();  // row group k's copies have landed
+      const uint4* slot = ring + (static_cast<long long>(k % S) * NT + tid) * SLOT;
+#pragma unroll
+      for (int i = 0; i < VPT; ++i) {
+        xk[i] = slot[i];
+        gk[i] = slot[VPT + i];
+      }
+      r = *reinterpret_cast<const A*>(slot + 2 * VPT);
+    } else {
+      r = row_ok ? args.rstd[row] : A(0);
+#pragma unroll
+      for (int i = 0; i < VPT; ++i) {
+        const int e0 = (i * TPRW + lt) * V;
+        const bool in = row_ok && pin[i];
+        xk[i] = in ? ld16<Ld::kNoL1>(args.x + r0 * args.ldx + e0) : make_uint4(0u, 0u, 0u, 0u);
+        gk[i] = in ? ld16<Ld::kNoL1>(args.dy + r0 * N + e0) : make_uint4(0u, 0u, 0u, 0u);
+      }
+    }
+    A xh[E], g[E];
+    A sgx = A(0);  // sum over the row of (dy * w) * xhat
+#pragma unroll
+    for (int i = 0; i < VPT; ++i)
+#pragma unroll
+      for (int k2 = 0; k2 < V; ++k2) {
+        const int e = i * V + k2;
+        const A dyv = Elem<T>::get(gk[i], k2);
+        xh[e] = Elem<T>::get(xk[i], k2) * r;
+        g[e] = dyv * wf[e];
+        sgx += g[e] * xh[e];
+        dwr[e] += dyv * xh[e];  // rows past M hold zeros: they add nothing
+      }
+    const A c = rms_row_sum<NT, TPRW>(sgx, s_red) / static_cast<A>(N);
+    if (row_ok) {
+      T* dxr = args.dx + row * static_cast<long long>(N);
+#pragma unroll
+      for (int i = 0; i < VPT; ++i) {
+        if (!pin[i]) continue;
+        A out[V];
+        // rstd * (g - xhat * mean(g * xhat)), as in the eager reference.
+#pragma unroll
+        for (int k2 = 0; k2 < V; ++k2) out[k2] = r * (g[i * V + k2] - xh[i * V + k2] * c);
+        store_pack<T>(dxr + (i * TPRW + lt) * V, out, true, V);
+      }
+    }
+  }
+  if constexpr (S > 1) cp_async_wait<0>();  // the ring's last (empty) copies
+
+  if (want_dw) {
+    A* gdw = args.partial + static_cast<long long>(blockIdx.x) * N;
+    if constexpr (RPB == 1) {
+      // One row slot: each thread owns its columns.
+#pragma unroll
+      for (int i = 0; i < VPT; ++i)
+        if (pin[i]) {
+#pragma unroll
+          for (int k2 = 0; k2 < V; ++k2) gdw[(i * TPRW + lt) * V + k2] = dwr[i * V + k2];
+        }
+    } else {
+      A* s_dw = dynamic_smem<A>();  // the ring's space: every copy has landed
+      __syncthreads();              // every thread is past its last ring read
+#pragma unroll
+      for (int e = 0; e < E; ++e) s_dw[rg * SLICE + e * TPRW + lt] = dwr[e];
+      __syncthreads();
+      for (int idx = tid; idx < SLICE; idx += NT) {
+        const int l = idx % TPRW, e = idx / TPRW;
+        const int col = ((e / V) * TPRW + l) * V + (e % V);
+        if (col >= N) continue;
+        A s = A(0);
+#pragma unroll
+        for (int g2 = 0; g2 < RPB; ++g2) s += s_dw[g2 * SLICE + idx];
         gdw[col] = s;
       }
     }
