@@ -30,11 +30,14 @@ def test_second_gpu(backend, device):
         assert_close(f"cln on cuda:1 seed={seed}", y, cln_reference(x), tolerance(torch.float32))
         y.sum().backward()
         assert x.grad is not None and x.grad.device == dev1 and torch.isfinite(x.grad).all()
-        h = harness.randn((64, 1024), torch.bfloat16, dev1, g)
-        w = torch.ones(1024, dtype=torch.bfloat16, device=dev1)
+        h = harness.randn((64, 1024), torch.bfloat16, dev1, g).requires_grad_(True)
+        w = torch.ones(1024, dtype=torch.bfloat16, device=dev1, requires_grad=True)
         out = common.rmsnorm(h, w, backend=backend)
         assert out.device == dev1
         assert_close("rmsnorm on cuda:1", out, rmsnorm_reference(h, w), tolerance(torch.bfloat16))
+        out.float().square().sum().backward()
+        for t in (h, w):
+            assert t.grad is not None and t.grad.device == dev1 and torch.isfinite(t.grad).all()
 
 
 def test_current_stream(backend, device):
