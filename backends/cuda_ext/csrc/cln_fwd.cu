@@ -25,11 +25,10 @@ void launch(const StreamPath<PPR>& path, ClnFwdArgs<T, P>& a, long long ntot, cu
   stream_launch(&cln_fwd_stream_kernel<T, P, PPR>, path.sp, ntot, st, a, "cln_forward");
 }
 
-template <typename T, typename P, typename Path>
-void fwd_impl(const ClnFwdCall& c, const Path& path, void* ws, size_t ws_bytes, cudaStream_t st) {
+// The kernel arguments every forward kernel takes from the call.
+template <typename T, typename P>
+ClnFwdArgs<T, P> call_args(const ClnFwdCall& c) {
   using A = acc_t<T>;
-  const Setup su = setup_call(c, "cln_forward", Path::template bt<T>(), sizeof(A), false, ws,
-                              ws_bytes, st);
   ClnFwdArgs<T, P> a{};
   a.x = static_cast<const T*>(c.x);
   a.gamma = static_cast<const P*>(c.gamma);
@@ -44,8 +43,17 @@ void fwd_impl(const ClnFwdCall& c, const Path& path, void* ws, size_t ws_bytes, 
   a.B = static_cast<int>(c.B);
   a.C = static_cast<int>(c.C);
   a.L = static_cast<int>(c.L);
-  a.vec = c.L % PackInfo<T>::V == 0 && aligned16(c.x) && aligned16(c.y);
   a.eps = static_cast<A>(c.eps);
+  return a;
+}
+
+template <typename T, typename P, typename Path>
+void fwd_impl(const ClnFwdCall& c, const Path& path, void* ws, size_t ws_bytes, cudaStream_t st) {
+  using A = acc_t<T>;
+  const Setup su = setup_call(c, "cln_forward", Path::template bt<T>(), sizeof(A), false, ws,
+                              ws_bytes, st);
+  ClnFwdArgs<T, P> a = call_args<T, P>(c);
+  a.vec = c.L % PackInfo<T>::V == 0 && aligned16(c.x) && aligned16(c.y);
   set_prefix_workspace<decltype(a), A>(a, su.p, su.l, su.w);
   launch(path, a, su.p.ntot, st);
   check_launch("cln_forward kernel launch");
@@ -54,25 +62,10 @@ void fwd_impl(const ClnFwdCall& c, const Path& path, void* ws, size_t ws_bytes, 
 // The resident kernel: one block per sequence, no workspace.
 template <typename T, typename P>
 void resident_impl(const ClnFwdCall& c, cudaStream_t st) {
-  using A = acc_t<T>;
   check_sizes("cln_forward", c.B, c.C, c.L, c.L);  // one "tile" per sequence
-  ClnFwdArgs<T, P> a{};
-  a.x = static_cast<const T*>(c.x);
-  a.gamma = static_cast<const P*>(c.gamma);
-  a.beta = static_cast<const P*>(c.beta);
-  a.y = static_cast<T*>(c.y);
-  a.mean = static_cast<A*>(c.mean);
-  a.rstd = static_cast<A*>(c.rstd);
-  a.m2_last = static_cast<A*>(c.m2_last);
-  a.count0 = reinterpret_cast<const long long*>(c.count0);
-  a.mean0 = static_cast<const A*>(c.mean0);
-  a.m20 = static_cast<const A*>(c.m20);
-  a.B = static_cast<int>(c.B);
-  a.C = static_cast<int>(c.C);
-  a.L = static_cast<int>(c.L);
+  ClnFwdArgs<T, P> a = call_args<T, P>(c);
   // 16-byte copies of the flat sequence: every batch item's slice aligned.
   a.vec = (c.C * c.L) % PackInfo<T>::V == 0 && aligned16(c.x) && aligned16(c.y);
-  a.eps = static_cast<A>(c.eps);
   const size_t smem = static_cast<size_t>(resident_smem_bytes<T>(c.C, c.L));
   auto* kernel = &cln_fwd_resident_kernel<T, P>;
   if (smem > 48 * 1024)

@@ -59,6 +59,23 @@ BwdPlan bwd_plan(const RmsBwdCall& c) {
   return p;
 }
 
+// The kernel arguments both backward kernels take from the call.
+template <typename T, typename P>
+RmsBwdArgs<T, P> call_args(const RmsBwdCall& c, acc_t<T>* partial) {
+  RmsBwdArgs<T, P> a{};
+  a.dy = static_cast<const T*>(c.dy);
+  a.x = static_cast<const T*>(c.x);
+  a.ldx = c.ldx;
+  a.w = static_cast<const P*>(c.w);
+  a.rstd = static_cast<const acc_t<T>*>(c.rstd);
+  a.dx = static_cast<T*>(c.dx);
+  a.partial = partial;
+  a.M = static_cast<int>(c.M);
+  a.N = static_cast<int>(c.N);
+  a.wvec = aligned16(c.w);
+  return a;
+}
+
 template <typename T, typename P, typename Cf>
 void bwd_impl(const RmsBwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) {
   using A = acc_t<T>;
@@ -71,20 +88,10 @@ void bwd_impl(const RmsBwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) {
   if (partial && !p.dw_smem)
     check_cuda(cudaMemsetAsync(partial, 0, sizeof(A) * static_cast<size_t>(p.grid) * c.N, st),
                "rmsnorm_backward partial memset");
-  RmsBwdArgs<T, P> a{};
-  a.dy = static_cast<const T*>(c.dy);
-  a.x = static_cast<const T*>(c.x);
-  a.ldx = c.ldx;
-  a.w = static_cast<const P*>(c.w);
-  a.rstd = static_cast<const A*>(c.rstd);
-  a.dx = static_cast<T*>(c.dx);
-  a.partial = partial;
-  a.M = static_cast<int>(c.M);
-  a.N = static_cast<int>(c.N);
+  RmsBwdArgs<T, P> a = call_args<T, P>(c, partial);
   a.nchunks = p.nchunks;
   a.vec = c.N % V == 0 && (c.ldx * sizeof(T)) % 16 == 0 && aligned16(c.x) && aligned16(c.dy) &&
           aligned16(c.dx);
-  a.wvec = aligned16(c.w);
   a.dw_smem = p.dw_smem;
   auto* kernel = &rms_bwd_kernel<T, P, Cf::NT, Cf::TPRW, Cf::VPT, Cf::MB>;
   NORMK_LAUNCH(kernel, static_cast<unsigned>(p.grid), Cf::NT, p.smem, st)(a);
@@ -198,19 +205,9 @@ void row_impl(const RmsBwdCall& c, int per_sm, void* ws, size_t ws_bytes, cudaSt
     throw std::runtime_error("cuda_ext: rmsnorm_backward: workspace too small");
   char* w = static_cast<char*>(ws);
   float* partial = c.dw ? reinterpret_cast<float*>(w) : nullptr;
-  RmsBwdArgs<T, P> a{};
-  a.dy = static_cast<const T*>(c.dy);
-  a.x = static_cast<const T*>(c.x);
-  a.ldx = c.ldx;
-  a.w = static_cast<const P*>(c.w);
-  a.rstd = static_cast<const float*>(c.rstd);
-  a.dx = static_cast<T*>(c.dx);
-  a.partial = partial;
-  a.M = static_cast<int>(c.M);
-  a.N = static_cast<int>(c.N);
+  RmsBwdArgs<T, P> a = call_args<T, P>(c, partial);
   a.nchunks = 1;
   a.vec = 1;
-  a.wvec = aligned16(c.w);
   const size_t smem = rms_bwd_row_smem<T, Cf::NT, Cf::TPRW, Cf::VPT, S>();
   auto* kernel = &rms_bwd_row_kernel<T, P, Cf::NT, Cf::TPRW, Cf::VPT, Cf::MB, S>;
   NORMK_LAUNCH(kernel, static_cast<unsigned>(p.grid), Cf::NT, smem, st)(a);

@@ -503,6 +503,21 @@ __device__ __forceinline__ void cln_fwd_tile_publish(const ClnFwdArgs<T, P>& arg
                     Op::lift(agg, static_cast<long long>(args.C) * G::BT));
 }
 
+// The outputs of frame t of sequence b from its cumulative statistics (n,
+// m, M2): mean and rstd (m2_last at the last frame).  Returns rstd.
+template <typename T, typename P>
+__device__ __forceinline__ acc_t<T> cln_frame_out(const ClnFwdArgs<T, P>& args, int b, int t,
+                                                   long long n, acc_t<T> m, acc_t<T> M) {
+  using A = acc_t<T>;
+  // 1 / sqrt rather than rsqrt: correctly rounded, and only once per frame.
+  const A r = A(1) / sqrt(M / static_cast<A>(n) + args.eps);
+  const long long o = static_cast<long long>(b) * args.L + t;
+  args.mean[o] = m;
+  args.rstd[o] = r;
+  if (t == args.L - 1) args.m2_last[b] = M;
+  return r;
+}
+
 // 2. The cross-tile prefix and the per-frame outputs (mean / rstd / m2_last;
 //    s_mu / s_m2 then hold mu_t and rstd_t).
 template <typename G, typename T, typename P>
@@ -537,14 +552,8 @@ __device__ __forceinline__ void cln_fwd_tile_finish(const ClnFwdArgs<T, P>& args
       A fm, fM;
       chan_combine_i(X.n, X.m, X.M, static_cast<long long>(C) * (f + 1), s_mu[f], s_m2[f], fn, fm,
                      fM);
-      // 1 / sqrt rather than rsqrt: correctly rounded, and only once per frame.
-      const A r = A(1) / sqrt(fM / static_cast<A>(fn) + args.eps);
-      const long long o = static_cast<long long>(b) * L + t;
-      args.mean[o] = fm;
-      args.rstd[o] = r;
-      if (t == L - 1) args.m2_last[b] = fM;
+      s_m2[f] = cln_frame_out(args, b, t, fn, fm, fM);
       s_mu[f] = fm;
-      s_m2[f] = r;
     }
   }
 }

@@ -102,17 +102,12 @@ __global__ void __launch_bounds__(kResidentThreads, 1)
   const int f1 = f0 + F < L ? f0 + F : L;
   long long tn = 0;
   A tm = A(0), tM = A(0);
-  for (int t = f0; t < f1; ++t) chan_combine_i(tn, tm, tM, static_cast<long long>(C), s_mu[t], s_m2[t], tn, tm, tM);
+  for (int t = f0; t < f1; ++t)
+    chan_combine_i(tn, tm, tM, static_cast<long long>(C), s_mu[t], s_m2[t], tn, tm, tM);
   // Inclusive within the warp.
   long long in = tn;
   A im = tm, iM = tM;
-#pragma unroll
-  for (int o = 1; o < 32; o <<= 1) {
-    const long long on = __shfl_up_sync(kFullMask, in, o);
-    const A om = __shfl_up_sync(kFullMask, im, o);
-    const A oM = __shfl_up_sync(kFullMask, iM, o);
-    if (lane >= o) chan_combine_i(on, om, oM, in, im, iM, in, im, iM);
-  }
+  chan_warp_scan_i(in, im, iM);
   if (lane == 31) {
     s_wn[warp] = in;
     s_wm[warp] = im;
@@ -137,13 +132,7 @@ __global__ void __launch_bounds__(kResidentThreads, 1)
       wm = s_wm[lane - 1];
       wM = s_wM[lane - 1];
     }
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      const long long on = __shfl_up_sync(kFullMask, wn, o);
-      const A om = __shfl_up_sync(kFullMask, wm, o);
-      const A oM = __shfl_up_sync(kFullMask, wM, o);
-      if (lane >= o) chan_combine_i(on, om, oM, wn, wm, wM, wn, wm, wM);
-    }
+    chan_warp_scan_i(wn, wm, wM);
     __syncwarp();
     if (lane < NW) {  // the state (+) warps 0 .. lane - 1
       s_wn[lane] = wn;
@@ -157,14 +146,8 @@ __global__ void __launch_bounds__(kResidentThreads, 1)
   chan_combine_i(s_wn[warp], s_wm[warp], s_wM[warp], en, em, eM, rn, rm, rM);
   for (int t = f0; t < f1; ++t) {
     chan_combine_i(rn, rm, rM, static_cast<long long>(C), s_mu[t], s_m2[t], rn, rm, rM);
-    // 1 / sqrt rather than rsqrt: correctly rounded, and only once per frame.
-    const A r = A(1) / sqrt(rM / static_cast<A>(rn) + args.eps);
-    const long long o = static_cast<long long>(b) * L + t;
-    args.mean[o] = rm;
-    args.rstd[o] = r;
-    if (t == L - 1) args.m2_last[b] = rM;
+    s_m2[t] = cln_frame_out(args, b, t, rn, rm, rM);
     s_mu[t] = rm;
-    s_m2[t] = r;
   }
   __syncthreads();
 

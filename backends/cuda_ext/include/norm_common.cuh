@@ -267,6 +267,20 @@ __device__ __forceinline__ void chan_combine_i(long long na, A ma, A Ma, long lo
   n = nn;
 }
 
+// Inclusive Chan scan over the 32 lanes of a warp (Hillis-Steele: lane l
+// takes lane l - o at level o), exact integer counts; every lane calls it.
+template <typename A>
+__device__ __forceinline__ void chan_warp_scan_i(long long& n, A& m, A& M) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const long long on = __shfl_up_sync(kFullMask, n, o);
+    const A om = __shfl_up_sync(kFullMask, m, o);
+    const A oM = __shfl_up_sync(kFullMask, M, o);
+    if (lane >= o) chan_combine_i(on, om, oM, n, m, M, n, m, M);
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Inter-block publication (the cLN tile aggregates and group prefixes, see
 // cln_kernels.cuh).  The writer stores the payload with st.relaxed.gpu, then
