@@ -24,9 +24,9 @@
 // up to N = 8192, take rms_bwd_row_kernel instead: 16 elements per thread,
 // each converted once (x * rstd and dy * w kept as floats between the row
 // sum and dx), w loaded once per block, the dw partial in registers.  The
-// general kernel below spends about 20 instructions per element (every
-// value converted and w loaded twice, dw read-modified-written in shared
-// memory): ncu at (16384, 8192) bf16, 245 us for the backward at 67 % of
+// general kernel below spends about 20 instructions per element by its
+// source (every value converted and w loaded twice, dw read-modified-written
+// in shared memory): ncu at (16384, 8192) bf16, 245 us for the backward at 67 % of
 // DRAM bandwidth against 198 us at 83 % for Triton's
 // (bench/results/nvidia-h200-s5-ncu-rms-bwd-*.txt).  fwd+bwd fraction of copy
 // bandwidth, general -> row kernel (-s5-tune-rmsnorm-row.log): fp32
