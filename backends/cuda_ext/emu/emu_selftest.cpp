@@ -567,7 +567,7 @@ int main() {
                           {3, 4096, 8, 1},  {2, 8192, 0, 0},  {2, 20000, 0, 0},
                           {2, 40000, 16, 0}, {11, 64, 0, 0},
                           // More row groups than the 80 persistent blocks: the
-                          // backward's one-row-ahead pipeline carries rows.
+                          // persistent backward kernels carry dw across rows.
                           {200, 1000, 0, 0}, {1000, 64, 8, 0}};
   for (const P& p : types) {
     int i = 0;
