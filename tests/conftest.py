@@ -54,16 +54,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @pytest.fixture(scope="session")
 def device(backend: str) -> torch.device:
     """Where ``backend`` runs here: the GPU if it can, else its CPU emulator."""
-    spec = get_backend(backend)
-    reason = spec.unavailable_reason()
-    if reason is not None:
-        pytest.skip(f"backend {backend!r} cannot run here: {reason}")
-    devs = spec.supported_devices()
-    if torch.cuda.is_available() and "cuda" in devs:
-        return torch.device("cuda", torch.cuda.current_device())
-    if "cpu" in devs:
-        return torch.device("cpu")
-    pytest.skip(f"backend {backend!r} needs one of {sorted(devs)}, none here")
+    from tests.harness import backend_device
+
+    return backend_device(backend)
 
 
 @pytest.fixture(autouse=True)

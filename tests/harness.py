@@ -50,6 +50,23 @@ def registered_backend(
         unregister_backend(name)
 
 
+def backend_device(backend: str) -> torch.device:
+    """Where ``backend`` runs here: the GPU if it can, else its CPU emulator; skips (with
+    the reason) where it cannot run at all."""
+    import pytest
+
+    spec = common.get_backend(backend)
+    reason = spec.unavailable_reason()
+    if reason is not None:
+        pytest.skip(f"backend {backend!r} cannot run here: {reason}")
+    devs = spec.supported_devices()
+    if torch.cuda.is_available() and "cuda" in devs:
+        return torch.device("cuda", torch.cuda.current_device())
+    if "cpu" in devs:
+        return torch.device("cpu")
+    pytest.skip(f"backend {backend!r} needs one of {sorted(devs)}, none here")
+
+
 def skip_unsupported(backend: str, dtype: torch.dtype, device: torch.device, op: str) -> None:
     """Skip (with the reason) a case outside what ``backend`` declares."""
     import pytest

@@ -23,7 +23,6 @@ from collections.abc import Iterator
 import pytest
 import torch
 
-import common
 from tests import harness
 
 VARIANTS = {
@@ -46,11 +45,7 @@ VARIANTS = {
 
 @pytest.fixture(scope="module")
 def cdevice() -> torch.device:
-    spec = common.get_backend("cuda_ext")
-    reason = spec.unavailable_reason()
-    if reason is not None:
-        pytest.skip(f"cuda_ext cannot run here: {reason}")
-    return torch.device("cuda")
+    return harness.backend_device("cuda_ext")
 
 
 @contextlib.contextmanager

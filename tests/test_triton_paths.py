@@ -18,7 +18,6 @@ import contextlib
 import pytest
 import torch
 
-import common
 from tests import harness
 
 SCHEDULES = {
@@ -40,11 +39,7 @@ SCHEDULES = {
 
 @pytest.fixture(scope="module")
 def tdevice() -> torch.device:
-    spec = common.get_backend("triton")
-    reason = spec.unavailable_reason()
-    if reason is not None:
-        pytest.skip(f"triton cannot run here: {reason}")
-    return torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+    return harness.backend_device("triton")
 
 
 def schedule(name: str) -> contextlib.AbstractContextManager[None]:
