@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# GPU call (session 5): the resident cLN forward at the seed shape and the RMSNorm backward's
-# one-row-ahead pipeline, each against the previous kernel in the same run, then RMSNorm of
-# both compiled backends against F.rms_norm and Liger-Kernel.
+# GPU call (session 5): the cLN seed shape with every cuda_ext kernel family and Triton
+# (bench.tune --parts seed), the cuda_ext RMSNorm backward variants of bench.tune, then RMSNorm
+# of both compiled backends against F.rms_norm and Liger-Kernel.  Its logs
+# (bench/results/nvidia-h200-s5-tune-seed.log, -tune-rmsnorm-ahead.log) were taken with the
+# backward variants of that time (a one-row-ahead schedule, since removed: NOTES section 8.2).
 #   bash bench/gpu_s5.sh
 set -uo pipefail
 source bench/gpu_env.sh

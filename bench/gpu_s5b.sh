@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# GPU call (session 5): the RMSNorm backward schedules of cuda_ext (bench.tune variants:
-# one row ahead, dw in registers, both, neither, smaller grids), then one ncu profile of a
-# forward + backward of cuda_ext and Triton at (16384, 8192) and (2048, 4096) bf16.
+# GPU call (session 5): the RMSNorm backward variants of cuda_ext (bench.tune), then one ncu
+# profile of a forward + backward of cuda_ext and Triton at (16384, 8192) and (2048, 4096)
+# bf16.  Its logs (bench/results/nvidia-h200-s5-tune-rmsnorm-modes.log, -ncu-rms-bwd-*.txt)
+# were taken with the variants of that time (row ahead, dw in registers, smaller grids of the
+# general kernel; since removed: NOTES section 8.2).
 #   bash bench/gpu_s5b.sh            (TUNE=0: the profiles only)
 set -uo pipefail
 source bench/gpu_env.sh

@@ -275,6 +275,15 @@ bool too_big(const std::runtime_error& e, const Knobs& k) {
          std::strstr(e.what(), "needs more shared memory") != nullptr;
 }
 
+// Run a launcher with a 256-byte aligned host workspace of the size it asks for.
+template <typename Call>
+void run_with_workspace(const Call& c, size_t (*bytes)(const Call&),
+                        void (*run)(const Call&, void*, size_t, cudaStream_t)) {
+  std::vector<unsigned char> ws(bytes(c) + 256);
+  void* w = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(ws.data()) + 255) & ~uintptr_t(255));
+  run(c, w, ws.size() - 256, nullptr);
+}
+
 template <typename Call>
 void set_knobs(Call& c, const Knobs& k) {
   c.group_tiles = k.group;
@@ -322,9 +331,7 @@ void test_cln(DType dt, DType pt, bool params, int B, int C, int L, double dc, b
     c.C = C;
     c.L = Lc;
     set_knobs(c, k);
-    std::vector<unsigned char> ws(normk::cln_fwd_workspace_bytes(c) + 256);
-    void* w = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(ws.data()) + 255) & ~uintptr_t(255));
-    normk::cln_fwd(c, w, ws.size() - 256, nullptr);
+    run_with_workspace(c, normk::cln_fwd_workspace_bytes, normk::cln_fwd);
   };
 
   Buf y(dt, x.size()), mean(acc, static_cast<size_t>(B) * L), rstd(acc, mean.size()), m2(acc, B);
@@ -423,9 +430,7 @@ void test_cln(DType dt, DType pt, bool params, int B, int C, int L, double dc, b
       c.L = L;
       set_knobs(c, k);
       try {
-        std::vector<unsigned char> ws(normk::cln_bwd_workspace_bytes(c) + 256);
-        void* w = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(ws.data()) + 255) & ~uintptr_t(255));
-        normk::cln_bwd(c, w, ws.size() - 256, nullptr);
+        run_with_workspace(c, normk::cln_bwd_workspace_bytes, normk::cln_bwd);
       } catch (const std::runtime_error& e) {
         if (!too_big(e, k)) throw;
         std::printf("skip cln bwd %s %s: %s\n", tag, k.name, e.what());
@@ -511,10 +516,7 @@ void test_rms(DType dt, DType pt, bool has_w, int M, int N, int pad, int off) {
     dx.poison();
     dw.poison();
     try {
-      std::vector<unsigned char> ws(normk::rms_bwd_workspace_bytes(bc) + 256);
-      void* wsp = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(ws.data()) + 255) &
-                                          ~uintptr_t(255));
-      normk::rms_bwd(bc, wsp, ws.size() - 256, nullptr);
+      run_with_workspace(bc, normk::rms_bwd_workspace_bytes, normk::rms_bwd);
     } catch (const std::runtime_error& e) {
       if (st <= 0 || std::strstr(e.what(), "row_stages") == nullptr) throw;
       continue;
