@@ -96,13 +96,14 @@ def test_causal(cdevice, name):
 
 # RMSNorm backward: the general kernel and the row kernel with each ring depth
 # (RMS_BWD_STAGES), at a warp-per-row shape (several rows per block, a row
-# shorter than the configuration's capacity), a block-per-row one, and rows
-# with a stride.
+# shorter than the configuration's capacity), block-per-row ones (3000 rows:
+# more row groups than one wave of blocks, so a block's dw partial, in
+# shared memory for 16-bit rows, sums several rows), and rows with a stride.
 RMS_BWD_VARIANTS = {"auto": 0, "general": -1, "row-S1": 1, "row-S2": 2, "row-S3": 3}
 
 
 @pytest.mark.parametrize("name", list(RMS_BWD_VARIANTS))
-@pytest.mark.parametrize("shape", [(300, 96), (70, 4096), (33, 8192)], ids=str)
+@pytest.mark.parametrize("shape", [(300, 96), (3000, 2048), (70, 4096), (33, 8192)], ids=str)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 def test_rmsnorm_backward(cdevice, name, shape, dtype):
     from backends.cuda_ext import kernels as K

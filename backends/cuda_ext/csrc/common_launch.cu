@@ -35,11 +35,25 @@ int sm_count() {
 }
 
 namespace {
-// Split the K rows into S segments of `seg` rows so that the first launch
-// has about 512 blocks (enough to cover an H200's 132 SMs a few times)
-// while every block still sums >= 64 rows.  Depends only on (K, W): the
-// summation order, and so the result, is reproducible on any GPU.
+// Up to kOneLaunchRows rows, one launch of 32-warp blocks (each warp sums at
+// most 32 rows, 4 loads in flight per thread): the RMSNorm dw partials of
+// one wave of blocks (K = 132-1056 on an H200) took two launches of 8-warp
+// blocks before, 2 x 4.4 us at (2048, 4096) bf16, against 6.3 us for
+// torch.sum of the same partials (torch.profiler,
+// bench/results/nvidia-h200-s6-prof-rms-kernels.log).
+// Longer: split the K rows into S segments of `seg` rows so that the first
+// launch has about 512 blocks of 8 warps (enough to cover an H200's 132 SMs
+// a few times) while every block still sums >= 64 rows; a second launch
+// sums the S segments.  Depends only on (K, W): the summation order, and so
+// the result, is reproducible on any GPU.
+constexpr long long kOneLaunchRows = 1024;
+
 void colsum_split(long long K, int W, long long& S, long long& seg) {
+  if (K <= kOneLaunchRows) {
+    S = 1;
+    seg = K;
+    return;
+  }
   const long long bx = cdiv(W, 32);
   S = std::max(1LL, std::min(cdiv(K, 64), cdiv(512, bx)));
   seg = cdiv(K, S);
@@ -59,17 +73,20 @@ void colsum(const A* in, long long K, int W, A* out0, A* out1, int split, A* mid
   long long S, seg;
   colsum_split(K, W, S, seg);
   const unsigned bx = static_cast<unsigned>(cdiv(W, 32));
-  auto* kernel = &colsum_kernel<A>;
-  if (S > 1) {
-    ColsumArgs<A> a{in, K, W, seg, mid, mid + W, W, W};
-    NORMK_LAUNCH(kernel, dim3(bx, static_cast<unsigned>(S)), 256, 0, stream)(a);
-    check_launch("column-sum (stage 1) kernel launch");
-    in = mid;
-    K = S;
+  auto* wide = &colsum_kernel<A, 32>;
+  auto* narrow = &colsum_kernel<A, 8>;
+  if (S == 1) {
+    ColsumArgs<A> a{in, K, W, K, out0, out1, split, 0};
+    NORMK_LAUNCH(wide, dim3(bx, 1), 1024, 0, stream)(a);
+    check_launch("column-sum kernel launch");
+    return;
   }
-  ColsumArgs<A> b{in, K, W, K, out0, out1, split, 0};
-  NORMK_LAUNCH(kernel, dim3(bx, 1), 256, 0, stream)(b);
-  check_launch("column-sum kernel launch");
+  ColsumArgs<A> a{in, K, W, seg, mid, mid + W, W, W};
+  NORMK_LAUNCH(narrow, dim3(bx, static_cast<unsigned>(S)), 256, 0, stream)(a);
+  check_launch("column-sum (stage 1) kernel launch");
+  ColsumArgs<A> b{mid, S, W, S, out0, out1, split, 0};
+  NORMK_LAUNCH(narrow, dim3(bx, 1), 256, 0, stream)(b);
+  check_launch("column-sum (stage 2) kernel launch");
 }
 
 template void colsum<float>(const float*, long long, int, float*, float*, int, float*,

@@ -134,7 +134,7 @@ const void* row_kernel_ptr() {
 // Blocks per SM of the row kernel with S stages (opting in to its shared memory).
 template <typename T, typename P, typename Cf, int S>
 int row_blocks_per_sm() {
-  const size_t smem = rms_bwd_row_smem<T, Cf::NT, Cf::TPRW, Cf::VPT, S>();
+  const size_t smem = rms_bwd_row_smem<T, Cf::NT, Cf::TPRW, Cf::VPT, Cf::MB, S>();
   const void* k = row_kernel_ptr<T, P, Cf, S>();
   if (smem > kSmemDefault)
     check_cuda(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -208,7 +208,7 @@ void row_impl(const RmsBwdCall& c, int per_sm, void* ws, size_t ws_bytes, cudaSt
   RmsBwdArgs<T, P> a = call_args<T, P>(c, partial);
   a.nchunks = 1;
   a.vec = 1;
-  const size_t smem = rms_bwd_row_smem<T, Cf::NT, Cf::TPRW, Cf::VPT, S>();
+  const size_t smem = rms_bwd_row_smem<T, Cf::NT, Cf::TPRW, Cf::VPT, Cf::MB, S>();
   auto* kernel = &rms_bwd_row_kernel<T, P, Cf::NT, Cf::TPRW, Cf::VPT, Cf::MB, S>;
   NORMK_LAUNCH(kernel, static_cast<unsigned>(p.grid), Cf::NT, smem, st)(a);
   check_launch("rmsnorm_backward row kernel launch");

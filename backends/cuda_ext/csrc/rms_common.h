@@ -45,13 +45,18 @@ struct BwdCfgs {
 // fp64 needs ~80 registers at 4 + 4 packs: one block of 512 per SM, and
 // chunks of 2048 packs beyond (the 1024-thread entry would spill).
 // The row kernel (rms_bwd_row_kernel): 16 elements per thread (VPT 2 for
-// 16-bit types, 4 for fp32; the warp-per-row entries of short rows fewer),
-// 128 registers per thread at most (NT * MB = 512).  Rows longer than the
-// last entry (N > 8192) take the general kernel.
+// 16-bit types, 4 for fp32; the warp-per-row entries of short rows fewer).
+// fp32 rows: 128 registers per thread at most (NT * MB = 512).  16-bit rows
+// of 1024-8192 elements: 64 registers (NT * MB = 1024) with the dw partial
+// in shared memory (rms_row_dw_smem), so that an SM has two rows of 8192 in
+// flight instead of one; at 128 registers a 16-bit row of 8192 moves 32 KB
+// of loads per SM per row, too few to cover DRAM latency: (16384, 8192)
+// bf16 fwd+bwd 0.78 of copy bandwidth (-s5-final-rms-peers).  Rows longer
+// than the last entry (N > 8192) take the general kernel.
 template <typename T>
 struct RowBwdCfgs {  // fp16 / bf16: N <= 256, 512, 2048, 4096, 8192
-  using type = CfgList<Cfg<256, 32, 1, 2>, Cfg<256, 32, 2, 2>, Cfg<128, 128, 2, 4>,
-                       Cfg<256, 256, 2, 2>, Cfg<512, 512, 2, 1>>;
+  using type = CfgList<Cfg<256, 32, 1, 2>, Cfg<256, 32, 2, 2>, Cfg<128, 128, 2, 8>,
+                       Cfg<256, 256, 2, 4>, Cfg<512, 512, 2, 2>>;
 };
 template <>
 struct RowBwdCfgs<float> {  // N <= 128, 512, 2048, 4096, 8192

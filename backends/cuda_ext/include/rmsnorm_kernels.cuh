@@ -302,22 +302,42 @@ __global__ void __launch_bounds__(NT, MB) rms_bwd_kernel(const RmsBwdArgs<T, P> 
 // plain loads; S >= 2: a ring of S stages in shared memory, private to each
 // thread (a thread copies, with cp.async, exactly the packs it reads later,
 // so no block barrier guards the ring: cp.async.wait_group does).
+// The dw partial lives in registers, or, where MB blocks of NT threads leave
+// at most 64 registers per thread (rms_row_dw_smem), in shared memory: the
+// 16 floats per thread of the partial are what keeps a 16-bit row kernel at
+// ~120 registers, one row of 8192 per SM in flight (rms_common.h has the
+// figures of both).
 // Shared memory: the ring [S][NT][2 * VPT + 1] packs (x, dy, then the row's
 // rstd; an odd number of 16-byte slots per thread, so that the 8 threads of
-// a quarter warp hit 8 different 4-bank groups), reused at the end for the
-// dw slices [RPB][E][TPRW] of A when a block has several row slots.
+// a quarter warp hit 8 different 4-bank groups), then the dw partial
+// [E / 4][NT] float4 in shared-dw mode (consecutive threads, consecutive 16
+// bytes: no bank conflict); or the ring reused at the end for the dw slices
+// [RPB][E][TPRW] of A when a block has several row slots.
 // ---------------------------------------------------------------------------
-template <typename T, int NT, int TPRW, int VPT, int S>
+template <int NT, int TPRW, int MB>
+__host__ __device__ constexpr bool rms_row_dw_smem() {
+  return NT == TPRW && 65536 / (NT * MB) <= 64;
+}
+
+template <typename T, int NT, int TPRW, int VPT, int MB, int S>
 __host__ __device__ constexpr size_t rms_bwd_row_smem() {
   constexpr size_t ring = S > 1 ? static_cast<size_t>(S) * NT * (2 * VPT + 1) * 16 : 0;
-  constexpr size_t dw = NT == TPRW ? 0
-                                   : static_cast<size_t>(NT / TPRW) * VPT * PackInfo<T>::V *
-                                         TPRW * sizeof(acc_t<T>);
-  return ring > dw ? ring : dw;
+  constexpr size_t dw_slices = static_cast<size_t>(NT / TPRW) * VPT * PackInfo<T>::V * TPRW *
+                               sizeof(acc_t<T>);
+  if constexpr (rms_row_dw_smem<NT, TPRW, MB>())
+    return ring + dw_slices;  // one row slot: the slice is the running partial
+  else
+    return NT == TPRW ? ring : (ring > dw_slices ? ring : dw_slices);
 }
 
 // One thread's copies of a row into its ring slot: its VPT packs of x and
-// of dy, then the row's rstd (zeros for a row past M or a pack past N).
+// of dy (zeros for a row past M or a pack past N); lane 0 of each warp also
+// copies the row's rstd into its slot, which the warp reads after a
+// __syncwarp.  (A 4-byte cp.async per thread of the same word is not merged
+// across the warp as a load is: with it, ncu at (16384, 8192) bf16 counted
+// twice the L2 requests of the ring-less kernel, L2 at 85 % of its peak and
+// DRAM at 54 %; the ring was then slower than no ring, 0.70 against 0.84 of
+// copy bandwidth, bench/results/nvidia-h200-s6-ncu-rms-row-S*.txt.)
 template <typename T, int VPT>
 __device__ __forceinline__ void rms_row_issue(uint4* slot, const T* xr, const T* dyr,
                                               const acc_t<T>* rs, bool ok, int lt, int TPRW,
@@ -330,7 +350,7 @@ __device__ __forceinline__ void rms_row_issue(uint4* slot, const T* xr, const T*
     cp_async<16>(slot + i, in ? xr + e0 : xr, in);
     cp_async<16>(slot + VPT + i, in ? dyr + e0 : dyr, in);
   }
-  cp_async<sizeof(acc_t<T>)>(slot + 2 * VPT, rs, ok);
+  if ((threadIdx.x & 31) == 0) cp_async<sizeof(acc_t<T>)>(slot + 2 * VPT, rs, ok);
 }
 
 template <typename T, typename P, int NT, int TPRW, int VPT, int MB, int S>
@@ -341,10 +361,13 @@ __global__ void __launch_bounds__(NT, MB) rms_bwd_row_kernel(const RmsBwdArgs<T,
   constexpr int RPB = NT / TPRW;
   constexpr int SLICE = E * TPRW;
   constexpr int SLOT = 2 * VPT + 1;  // 16-byte slots per thread and stage
+  constexpr bool DWS = rms_row_dw_smem<NT, TPRW, MB>();
   static_assert(S >= 1 && S <= 4, "1 to 4 stages");
-  static_assert(sizeof(A) == 4, "fp32 / fp16 / bf16 only");
+  static_assert(sizeof(A) == 4 && E % 4 == 0, "fp32 / fp16 / bf16 only");
   __shared__ A s_red[NT / 32];
   uint4* const ring = dynamic_smem<uint4>();
+  // Shared-dw mode: this thread's partial, E / 4 float4 strided by NT.
+  float4* const sdw = reinterpret_cast<float4*>(ring + (S > 1 ? S * NT * SLOT : 0)) + threadIdx.x;
 
   const int tid = threadIdx.x;
   const int lt = tid % TPRW;
@@ -366,12 +389,18 @@ __global__ void __launch_bounds__(NT, MB) rms_bwd_row_kernel(const RmsBwdArgs<T,
 #pragma unroll
     for (int k = 0; k < V; ++k) wf[i * V + k] = wv[k];
   }
-  A dwr[E];
+  A dwr[DWS ? 1 : E];
+  if constexpr (DWS) {
 #pragma unroll
-  for (int e = 0; e < E; ++e) dwr[e] = A(0);
+    for (int j = 0; j < E / 4; ++j) sdw[j * NT] = make_float4(0.f, 0.f, 0.f, 0.f);
+  } else {
+#pragma unroll
+    for (int e = 0; e < E; ++e) dwr[e] = A(0);
+  }
 
-  const long long groups = (static_cast<long long>(args.M) + RPB - 1) / RPB;
-  const long long first = blockIdx.x, stride = gridDim.x;
+  // Row groups fit an int (M < 2^31): 32-bit loop state, 64-bit addresses.
+  const int groups = static_cast<int>((static_cast<long long>(args.M) + RPB - 1) / RPB);
+  const int first = blockIdx.x, stride = gridDim.x;
   auto row_of = [&](long long grp) { return grp * RPB + rg; };
   auto issue = [&](long long grp, int s) {
     const long long row = row_of(grp);
@@ -384,13 +413,13 @@ __global__ void __launch_bounds__(NT, MB) rms_bwd_row_kernel(const RmsBwdArgs<T,
   if constexpr (S > 1) {
 #pragma unroll
     for (int s = 0; s < S - 1; ++s) {
-      issue(first + s * stride, s);
+      issue(static_cast<long long>(first) + s * stride, s);
       cp_async_commit();
     }
   }
 
-  int k = 0;
-  for (long long grp = first; grp < groups; grp += stride, ++k) {
+  int stage = 0;  // k % S for row group k of this block (a counter: one register less than k)
+  for (int grp = first; grp < groups; grp += stride, stage = stage + 1 == S ? 0 : stage + 1) {
     const long long row = row_of(grp);
     const bool row_ok = row < args.M;
     const long long r0 = row_ok ? row : 0;
@@ -399,16 +428,19 @@ __global__ void __launch_bounds__(NT, MB) rms_bwd_row_kernel(const RmsBwdArgs<T,
     if constexpr (S > 1) {
       // Row group k + S - 1 into the stage that row group k - 1 used (its
       // values were consumed, in registers, before this point).
-      issue(grp + (S - 1) * stride, (k + S - 1) % S);
+      issue(static_cast<long long>(grp) + (S - 1) * stride, stage == 0 ? S - 1 : stage - 1);
       cp_async_commit();
       cp_async_wait<S - 1>();  // row group k's copies have landed
-      const uint4* slot = ring + (static_cast<long long>(k % S) * NT + tid) * SLOT;
+      __syncwarp();            // lane 0's rstd copy, visible to the warp
+      const uint4* slot = ring + (stage * NT + tid) * SLOT;
 #pragma unroll
       for (int i = 0; i < VPT; ++i) {
         xk[i] = slot[i];
         gk[i] = slot[VPT + i];
       }
-      r = *reinterpret_cast<const A*>(slot + 2 * VPT);
+      // Lane 0's slot; it is rewritten only after every lane has used r (the
+      // row sum's warp shuffles come first).
+      r = *reinterpret_cast<const A*>(ring + (stage * NT + (tid & ~31)) * SLOT + 2 * VPT);
     } else {
       r = row_ok ? args.rstd[row] : A(0);
 #pragma unroll
@@ -419,19 +451,34 @@ __global__ void __launch_bounds__(NT, MB) rms_bwd_row_kernel(const RmsBwdArgs<T,
         gk[i] = in ? ld16<Ld::kNoL1>(args.dy + r0 * N + e0) : make_uint4(0u, 0u, 0u, 0u);
       }
     }
-    A xh[E], g[E];
+    // xhat = x * rstd and g = dy * w are formed twice, before and after the
+    // row sum, instead of being held across it: 32 fewer live registers.
     A sgx = A(0);  // sum over the row of (dy * w) * xhat
+    A dwv[E];      // dy * xhat, this row's dw terms
 #pragma unroll
     for (int i = 0; i < VPT; ++i)
 #pragma unroll
       for (int k2 = 0; k2 < V; ++k2) {
         const int e = i * V + k2;
         const A dyv = Elem<T>::get(gk[i], k2);
-        xh[e] = Elem<T>::get(xk[i], k2) * r;
-        g[e] = dyv * wf[e];
-        sgx += g[e] * xh[e];
-        dwr[e] += dyv * xh[e];  // rows past M hold zeros: they add nothing
+        const A xh = Elem<T>::get(xk[i], k2) * r;
+        sgx += (dyv * wf[e]) * xh;
+        dwv[e] = dyv * xh;  // rows past M hold zeros: they add nothing
       }
+    if constexpr (DWS) {
+#pragma unroll
+      for (int j = 0; j < E / 4; ++j) {
+        float4 d = sdw[j * NT];
+        d.x += dwv[4 * j];
+        d.y += dwv[4 * j + 1];
+        d.z += dwv[4 * j + 2];
+        d.w += dwv[4 * j + 3];
+        sdw[j * NT] = d;
+      }
+    } else {
+#pragma unroll
+      for (int e = 0; e < E; ++e) dwr[e] += dwv[e];
+    }
     const A c = rms_row_sum<NT, TPRW>(sgx, s_red) / static_cast<A>(N);
     if (row_ok) {
       T* dxr = args.dx + row * static_cast<long long>(N);
@@ -441,7 +488,11 @@ __global__ void __launch_bounds__(NT, MB) rms_bwd_row_kernel(const RmsBwdArgs<T,
         A out[V];
         // rstd * (g - xhat * mean(g * xhat)), as in the eager reference.
 #pragma unroll
-        for (int k2 = 0; k2 < V; ++k2) out[k2] = r * (g[i * V + k2] - xh[i * V + k2] * c);
+        for (int k2 = 0; k2 < V; ++k2) {
+          const A xh = Elem<T>::get(xk[i], k2) * r;
+          const A g = Elem<T>::get(gk[i], k2) * wf[i * V + k2];
+          out[k2] = r * (g - xh * c);
+        }
         store_pack<T>(dxr + (i * TPRW + lt) * V, out, true, V);
       }
     }
@@ -451,14 +502,26 @@ __global__ void __launch_bounds__(NT, MB) rms_bwd_row_kernel(const RmsBwdArgs<T,
   if (want_dw) {
     A* gdw = args.partial + static_cast<long long>(blockIdx.x) * N;
     if constexpr (RPB == 1) {
-      // One row slot: each thread owns its columns.
+      // One row slot: each thread owns its columns, V consecutive ones per
+      // pack, written 16 bytes at a time (partials rows are N floats, N % V
+      // == 0).  Scalar stores made a quarter of the kernel's L2 store
+      // requests partial sectors (ncu: 26.3 of 32 bytes per sector used).
 #pragma unroll
       for (int i = 0; i < VPT; ++i)
         if (pin[i]) {
 #pragma unroll
-          for (int k2 = 0; k2 < V; ++k2) gdw[(i * TPRW + lt) * V + k2] = dwr[i * V + k2];
+          for (int q = 0; q < V / 4; ++q) {
+            const int e = i * V + 4 * q;
+            float4 d;
+            if constexpr (DWS)
+              d = sdw[(e / 4) * NT];
+            else
+              d = make_float4(dwr[e], dwr[e + 1], dwr[e + 2], dwr[e + 3]);
+            *reinterpret_cast<float4*>(gdw + (i * TPRW + lt) * V + 4 * q) = d;
+          }
         }
     } else {
+      static_assert(!DWS, "shared-dw mode has one row slot");
       A* s_dw = dynamic_smem<A>();  // the ring's space: every copy has landed
       __syncthreads();              // every thread is past its last ring read
 #pragma unroll
