@@ -289,15 +289,7 @@ void stream_launch(K* kernel_fn, const StreamPlan& sp, long long ntot, cudaStrea
   a.nstages = sp.stages;
   a.lead = sp.lead;
   const void* kernel = reinterpret_cast<const void*>(kernel_fn);
-  // Opt in to more than 48 KB of dynamic shared memory (before the occupancy
-  // query, which otherwise reports 0 blocks).
-  if (sp.smem > 48 * 1024)
-    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(sp.smem)),
-               "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
-  int per_sm = 0;
-  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kStreamThreads, sp.smem),
-             "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  const int per_sm = blocks_per_sm(kernel, kStreamThreads, sp.smem);
   if (per_sm < 1)
     throw std::runtime_error(std::string("cuda_ext: ") + op +
                              ": the streaming kernel does not fit on an SM (" +

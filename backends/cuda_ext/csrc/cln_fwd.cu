@@ -68,11 +68,9 @@ void resident_impl(const ClnFwdCall& c, cudaStream_t st) {
   a.vec = (c.C * c.L) % PackInfo<T>::V == 0 && aligned16(c.x) && aligned16(c.y);
   const size_t smem = static_cast<size_t>(resident_smem_bytes<T>(c.C, c.L));
   auto* kernel = &cln_fwd_resident_kernel<T, P>;
-  if (smem > 48 * 1024)
-    check_cuda(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(smem)),
-               "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+  if (blocks_per_sm(reinterpret_cast<const void*>(kernel), kResidentThreads, smem) < 1)
+    throw std::runtime_error("cuda_ext: cln_forward: the resident kernel does not fit on an SM (" +
+                             std::to_string(smem) + " bytes of shared memory)");
   NORMK_LAUNCH(kernel, static_cast<unsigned>(c.B), kResidentThreads, smem, st)(a);
   check_launch("cln_forward resident kernel launch");
 }

@@ -2,6 +2,9 @@
 // deterministic column-sum reduction of per-tile / per-block partials.
 #include <algorithm>
 #include <atomic>
+#include <map>
+#include <mutex>
+#include <tuple>
 
 #include "launch_util.h"
 #include "reduce_kernels.cuh"
@@ -32,6 +35,32 @@ int sm_count() {
              "cudaDeviceGetAttribute(MultiProcessorCount)");
   if (dev >= 0 && dev < kMaxDevices) cache[dev].store(n, std::memory_order_relaxed);
   return n;
+}
+
+int blocks_per_sm(const void* kernel, int threads, size_t smem) {
+  int dev = 0;
+  check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
+  using Key = std::tuple<int, const void*, int, size_t>;
+  static std::mutex mu;
+  static std::map<Key, int> cache;                         // blocks per SM
+  static std::map<std::pair<int, const void*>, size_t> opted;  // the kernel's opt-in so far
+  std::lock_guard<std::mutex> lock(mu);
+  const Key key{dev, kernel, threads, smem};
+  if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  // The opt-in only grows: a smaller later request must not lower the
+  // limit that a cached larger configuration launches with.
+  size_t& have = opted[{dev, kernel}];
+  if (smem > 48 * 1024 && smem > have) {
+    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(smem)),
+               "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+    have = smem;
+  }
+  int per_sm = 0;
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem),
+             "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  cache.emplace(key, per_sm);
+  return per_sm;
 }
 
 namespace {

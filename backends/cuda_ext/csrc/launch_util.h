@@ -41,6 +41,14 @@ inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 
 // Streaming multiprocessors of the current device (cached per device).
 int sm_count();
 
+// Blocks of `kernel` with `threads` threads and `smem` bytes of dynamic
+// shared memory that fit on one SM of the current device (0 if none), after
+// opting the kernel in to `smem` when it is above the 48 KB default.
+// Cached per (device, kernel, threads, smem): the launchers plan twice per
+// call (workspace size, then launch), and the attribute call plus the
+// occupancy query were host time on every call.
+int blocks_per_sm(const void* kernel, int threads, size_t smem);
+
 // A compile-time list of launch configurations, each with a capacity
 // `kCap` (channels or packs it holds in registers).  with_first_fit calls
 // f(Cfg{}) for the first one whose capacity covers `need`, else the last

@@ -9,7 +9,6 @@ namespace normk {
 namespace {
 using namespace rms_detail;
 
-constexpr size_t kSmemDefault = 48 * 1024;
 constexpr size_t kSmemMax = 96 * 1024;  // opt-in; an H200 SM has 228 KB
 
 // Backward plan: grid size and where dw accumulates.
@@ -36,17 +35,8 @@ BwdPlan bwd_plan(const RmsBwdCall& c) {
   p.smem = p.dw_smem ? smem : 0;
   const void* kernel =
       reinterpret_cast<const void*>(&rms_bwd_kernel<T, P, Cf::NT, Cf::TPRW, Cf::VPT, Cf::MB>);
-  // Opt in to more than 48 KB of dynamic shared memory (before the
-  // occupancy query, which otherwise reports 0 blocks).
-  if (p.smem > kSmemDefault)
-    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(p.smem)),
-               "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
   // One full wave of persistent blocks.
-  int per_sm = 0;
-  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Cf::NT, p.smem),
-             "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-  per_sm = std::max(per_sm, 1);
+  const int per_sm = std::max(blocks_per_sm(kernel, Cf::NT, p.smem), 1);
   const long long groups = cdiv(c.M, Cf::RPB);
   p.grid = static_cast<int>(std::min<long long>(groups, static_cast<long long>(sm_count()) * per_sm));
   p.partial_off = 0;
@@ -135,25 +125,21 @@ const void* row_kernel_ptr() {
 template <typename T, typename P, typename Cf, int S>
 int row_blocks_per_sm() {
   const size_t smem = rms_bwd_row_smem<T, Cf::NT, Cf::TPRW, Cf::VPT, Cf::MB, S>();
-  const void* k = row_kernel_ptr<T, P, Cf, S>();
-  if (smem > kSmemDefault)
-    check_cuda(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(smem)),
-               "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
-  int per_sm = 0;
-  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, Cf::NT, smem),
-             "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-  return per_sm;
+  return blocks_per_sm(row_kernel_ptr<T, P, Cf, S>(), Cf::NT, smem);
 }
 
 // f(std::integral_constant<int, S>{}, blocks per SM): the forced depth, or
 // automatically no ring.  The ring was slower on every shape measured on the
-// H200 (bench/results/nvidia-h200-s5-tune-rmsnorm-row.log, fwd+bwd fraction
-// of copy bandwidth, S = 1 / 2 / 3): (16384, 8192) fp32 0.90 / 0.74 / 0.73,
-// bf16 0.78 / 0.70 / 0.70; (32768, 4096) fp32 0.89 / 0.73 / 0.73, bf16
-// 0.83 / 0.71 / 0.71; (2048, 4096) bf16 43.3 / 46.5 / 47.0 us.  (Triton's
-// pipelined loop, also cp.async into shared memory, gains from 3 stages:
-// bench/results/NOTES.md section 6.5; not understood here, not profiled.)
+// H200 (bench/results/nvidia-h200-s6b-tune-rmsnorm-row.log, fwd+bwd fraction
+// of copy bandwidth, S = 1 / 2 / 3): (16384, 8192) fp32 0.91 / 0.74 / 0.73,
+// bf16 0.86 / 0.71 / 0.71; (32768, 4096) fp32 0.89 / 0.73 / 0.73, bf16
+// 0.89 / 0.72 / 0.71; (2048, 4096) bf16 36.0 / 41.0 / 40.8 us.  ncu of S2
+// (-s6-ncu-rms-row-S2.txt, before the rstd copy became one per warp, which
+// changed nothing measurable): L2 at 85 % of its peak with a 69 % hit rate
+// against 38 % for S1, DRAM 54 % against 71 %, 5-way bank conflicts on a
+// third of the shared stores.  Triton's pipelined loop, also cp.async into
+// shared memory, gains from 3 stages (bench/results/NOTES.md section 6.5);
+// what this ring does differently is not understood.
 template <typename T, typename P, typename Cf, typename F>
 void with_row_stages(const RmsBwdCall& c, F&& f) {
   using S1 = std::integral_constant<int, 1>;

@@ -22,8 +22,8 @@
 //
 // Rows that fit one pass of a row group's registers, in fp32 / fp16 / bf16
 // up to N = 8192, take rms_bwd_row_kernel instead: 16 elements per thread,
-// each converted once (x * rstd and dy * w kept as floats between the row
-// sum and dx), w loaded once per block, the dw partial in registers.  The
+// w loaded once per block, the dw partial in registers (fp32) or in shared
+// memory (16-bit rows, two blocks per SM: see the kernel).  The
 // general kernel below spends about 20 instructions per element by its
 // source (every value converted and w loaded twice, dw read-modified-written
 // in shared memory): ncu at (16384, 8192) bf16, 245 us for the backward at 67 % of
@@ -32,8 +32,12 @@
 // bandwidth, general -> row kernel (-s5-tune-rmsnorm-row.log): fp32
 // (16384, 8192) 0.83 -> 0.90, (32768, 4096) 0.88 -> 0.89, (2048, 4096)
 // 59.4 -> 54.8 us; bf16 (16384, 8192) 0.78 -> 0.78, (32768, 4096) 0.85 ->
-// 0.83, (2048, 4096) 47.9 -> 43.3 us.  Its optional ring of cp.async stages
-// (S > 1) measured slower everywhere (rms_bwd.cu, with_row_stages).
+// 0.83, (2048, 4096) 47.9 -> 43.3 us.  Session 6 (-s6b-tune-rmsnorm-row.log):
+// 16-bit rows at 64 registers and 16-byte partial stores, bf16 (16384, 8192)
+// 0.78 -> 0.86, (32768, 4096) 0.83 -> 0.89, (2048, 4096) 43.3 -> 36.0 us
+// (the row kernel alone 28.4 -> 19.4 us, torch.profiler).  Its optional
+// ring of cp.async stages (S > 1) measured slower everywhere (rms_bwd.cu,
+// with_row_stages).
 #pragma once
 
 #include "norm_common.cuh"
