@@ -17,3 +17,11 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu 
 t0=$(date +%s)
 timeout 200 python3 -c "import backends.cuda_ext.kernels as k; k.extension()" 2>&1 | tail -3
 echo "cuda_ext build: $(( $(date +%s) - t0 )) s" | tee -a "$OUT/gpu.txt"
+
+# Every test on the GPU (make test-all) into $OUT/test-all.log.  The CPU emulator self-test of
+# cuda_ext is a CPU test (CI runs it); it is left out here.
+gpu_test_all() {
+  PYTEST_ADDOPTS="--deselect tests/test_cuda_ext_build.py::test_kernels_on_cpu_emulator" \
+    timeout -s KILL ${T_TESTS:-330} make test-all PY=python3 > "$OUT/test-all.log" 2>&1
+  echo "test-all rc=$?"; tail -3 "$OUT/test-all.log"
+}

@@ -5,10 +5,7 @@
 #   bash bench/gpu_s5_final.sh
 set -uo pipefail
 source bench/gpu_env.sh
-# The CPU emulator self-test of cuda_ext is a CPU test (CI runs it); it is left out here.
-PYTEST_ADDOPTS="--deselect tests/test_cuda_ext_build.py::test_kernels_on_cpu_emulator" \
-  timeout -s KILL ${T_TESTS:-330} make test-all PY=python3 > "$OUT/test-all.log" 2>&1
-echo "test-all rc=$?"; tail -3 "$OUT/test-all.log"
+gpu_test_all
 timeout -s KILL ${T_RMS:-70} python3 -m bench.tune --backend triton,cuda_ext --ops rmsnorm \
   --quick > "$OUT/tune-rmsnorm-defaults.log" 2>&1; cat "$OUT/tune-rmsnorm-defaults.log"
 timeout -s KILL ${T_SEED:-30} python3 -m bench.tune --backend cuda_ext,triton --ops cln \

@@ -5,10 +5,7 @@
 #   bash bench/gpu_s6_final.sh
 set -uo pipefail
 source bench/gpu_env.sh
-# The CPU emulator self-test of cuda_ext is a CPU test (CI runs it); it is left out here.
-PYTEST_ADDOPTS="--deselect tests/test_cuda_ext_build.py::test_kernels_on_cpu_emulator" \
-  timeout -s KILL ${T_TESTS:-330} make test-all PY=python3 > "$OUT/test-all.log" 2>&1
-echo "test-all rc=$?"; tail -3 "$OUT/test-all.log"
+gpu_test_all
 timeout -s KILL ${T_CLN:-100} python3 -m bench.tune --backend cuda_ext,triton --ops cln \
   --quick > "$OUT/tune-cln-defaults.log" 2>&1; cat "$OUT/tune-cln-defaults.log"
 T_BENCH=${T_BENCH:-120} bash bench/gpu_rms_peers.sh
