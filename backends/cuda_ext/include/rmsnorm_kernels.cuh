@@ -307,13 +307,13 @@ __global__ void __launch_bounds__(NT, MB) rms_bwd_kernel(const RmsBwdArgs<T, P> 
 // thread (a thread copies, with cp.async, exactly the packs it reads later,
 // so no block barrier guards the ring: cp.async.wait_group does).
 // The dw partial lives in registers, or, where MB blocks of NT threads leave
-// at most 64 registers per thread (rms_row_dw_smem), in shared memory: the
-// 16 floats per thread of the partial are what keeps a 16-bit row kernel at
-// ~120 registers, one row of 8192 per SM in flight (rms_common.h has the
-// figures of both).
-// Shared memory: the ring [S][NT][2 * VPT + 1] packs (x, dy, then the row's
-// rstd; an odd number of 16-byte slots per thread, so that the 8 threads of
-// a quarter warp hit 8 different 4-bank groups), then the dw partial
+// at most 64 registers per thread (rms_row_dw_smem), in shared memory: with
+// the partial (16 floats) and xhat and g held across the row sum, a 16-bit
+// row kernel took ~120 registers, one row of 8192 per SM in flight
+// (rms_common.h has the figures of both).
+// Shared memory: the ring [S][NT][2 * VPT + 1] packs (x, dy, then in lane
+// 0's slot the row's rstd; an odd number of 16-byte slots per thread, so
+// that the 8 threads of a quarter warp hit 8 different 4-bank groups), then the dw partial
 // [E / 4][NT] float4 in shared-dw mode (consecutive threads, consecutive 16
 // bytes: no bank conflict); or the ring reused at the end for the dw slices
 // [RPB][E][TPRW] of A when a block has several row slots.
@@ -337,11 +337,10 @@ __host__ __device__ constexpr size_t rms_bwd_row_smem() {
 // One thread's copies of a row into its ring slot: its VPT packs of x and
 // of dy (zeros for a row past M or a pack past N); lane 0 of each warp also
 // copies the row's rstd into its slot, which the warp reads after a
-// __syncwarp.  (A 4-byte cp.async per thread of the same word is not merged
-// across the warp as a load is: with it, ncu at (16384, 8192) bf16 counted
-// twice the L2 requests of the ring-less kernel, L2 at 85 % of its peak and
-// DRAM at 54 %; the ring was then slower than no ring, 0.70 against 0.84 of
-// copy bandwidth, bench/results/nvidia-h200-s6-ncu-rms-row-S*.txt.)
+// __syncwarp.  (Every thread copied it before: 4-byte cp.asyncs of one word,
+// suspected of the doubled L2 requests ncu counted for the ring at (16384,
+// 8192) bf16, bench/results/nvidia-h200-s6-ncu-rms-row-S*.txt; one copy per
+// warp changed nothing measurable, NOTES section 9.2.)
 template <typename T, int VPT>
 __device__ __forceinline__ void rms_row_issue(uint4* slot, const T* xr, const T* dyr,
                                               const acc_t<T>* rs, bool ok, int lt, int TPRW,
@@ -508,8 +507,9 @@ __global__ void __launch_bounds__(NT, MB) rms_bwd_row_kernel(const RmsBwdArgs<T,
     if constexpr (RPB == 1) {
       // One row slot: each thread owns its columns, V consecutive ones per
       // pack, written 16 bytes at a time (partials rows are N floats, N % V
-      // == 0).  Scalar stores made a quarter of the kernel's L2 store
-      // requests partial sectors (ncu: 26.3 of 32 bytes per sector used).
+      // == 0).  With scalar stores a fifth of the kernel's L2 store sectors
+      // were 4-byte writes (ncu: 26.3 of 32 bytes per sector used), and the
+      // kernel took 28.4 us at (2048, 4096) bf16 against 19.4 us now.
 #pragma unroll
       for (int i = 0; i < VPT; ++i)
         if (pin[i]) {
