@@ -206,3 +206,21 @@ def test_cpu_results_never_take_a_gpu_file_name() -> None:
     env = report.environment(torch.device("cpu"))
     assert report.result_stem(env).startswith("cpu-")
     assert report.result_stem(env, "x").startswith("cpu-")
+
+
+def test_tile_skeleton_plan_keeps_only_legal_cases() -> None:
+    """bench.tile_skeleton (GPU only) times what its plan lists: every case has T a whole number
+    of 16-byte packs, PPR dividing the block, and a hold tile that fits one SM."""
+    from bench.tile_skeleton import MAX_SMEM, THREADS, plan
+
+    cases = plan([(16, 512, 4000), (1, 64, 301)], [4, 8, 16, 32, 64, 3])
+    assert cases
+    for case in cases:
+        assert case.shape[2] * case.elem % 16 == 0
+        assert THREADS % case.ppr == 0 and case.smem <= MAX_SMEM
+        assert case.frames == case.ppr * 16 // case.elem
+    # (1, 64, 301): 301 frames are no whole number of packs in either dtype.
+    assert {c.shape for c in cases} == {(16, 512, 4000)}
+    # 512 channels: a hold tile of PPR 32 (256 KB) does not fit; its stream twin is kept.
+    assert not [c for c in cases if c.mode == "hold" and c.ppr >= 32]
+    assert [c for c in cases if c.mode == "stream" and c.ppr == 32]

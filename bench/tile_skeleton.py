@@ -1,0 +1,197 @@
+"""How fast can any single-pass cLN move its tiles?  A load-store skeleton, outside both backends.
+
+A single-pass cLN forward must hold a tile of all C channels x BT frames of one sequence (layout
+(B, C, T), time contiguous) until the tile's statistics and prefix are known, then write it.
+This script times two kernels that do only that data movement, with no statistics, no prefix
+and no barriers between blocks, so that the DESIGN.md targets (0.80-0.85 of copy bandwidth for
+the forward) can be judged against the access pattern itself rather than against this
+project's kernels:
+
+* ``stream``: each block copies one tile (C rows of 16 * PPR bytes) straight from global to
+  global, four 16-byte packs in flight per thread: the access pattern alone.
+* ``hold``: each block loads its whole tile into shared memory, waits (``__syncthreads``), then
+  writes it: the pattern plus the hold that the statistics force.
+
+One block per tile, tiles in time order within a sequence (adjacent blocks, adjacent frames).
+Timing: CUDA events around 10 back-to-back launches, median of 7 samples.  The
+byte count is read + write of the tensor, the same model as the benchmark's forward, and the
+reference is the copy bandwidth of the same run (``bench.timing.copy_bandwidth``).  Inputs are
+random bytes.  GPU only (CuPy compiles the kernels with NVRTC):
+
+    python3 -m bench.tile_skeleton [--shapes 16x512x4000,2x128x64000] [--ppr 4,8,16,32,64]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from dataclasses import dataclass
+
+_SRC = r"""
+extern "C" __global__ void tile_stream(const uint4* __restrict__ x, uint4* __restrict__ y,
+                                       int C, int Lp, int PPR, int ntt) {
+  const int b = blockIdx.x / ntt, ti = blockIdx.x % ntt;
+  const int j = threadIdx.x % PPR, rstep = blockDim.x / PPR;
+  const int t = ti * PPR + j;
+  if (t >= Lp) return;
+  const long long base = (long long)b * C * Lp + t;
+  int c = threadIdx.x / PPR;
+  for (; c + 3 * rstep < C; c += 4 * rstep) {
+    const uint4 a0 = x[base + (long long)c * Lp];
+    const uint4 a1 = x[base + (long long)(c + rstep) * Lp];
+    const uint4 a2 = x[base + (long long)(c + 2 * rstep) * Lp];
+    const uint4 a3 = x[base + (long long)(c + 3 * rstep) * Lp];
+    y[base + (long long)c * Lp] = a0;
+    y[base + (long long)(c + rstep) * Lp] = a1;
+    y[base + (long long)(c + 2 * rstep) * Lp] = a2;
+    y[base + (long long)(c + 3 * rstep) * Lp] = a3;
+  }
+  for (; c < C; c += rstep) y[base + (long long)c * Lp] = x[base + (long long)c * Lp];
+}
+
+extern "C" __global__ void tile_hold(const uint4* __restrict__ x, uint4* __restrict__ y,
+                                     int C, int Lp, int PPR, int ntt) {
+  extern __shared__ uint4 s[];
+  const int b = blockIdx.x / ntt, ti = blockIdx.x % ntt;
+  const int j = threadIdx.x % PPR, rstep = blockDim.x / PPR;
+  const int t = ti * PPR + j;
+  const bool ok = t < Lp;
+  const long long base = (long long)b * C * Lp + t;
+  int c = threadIdx.x / PPR;
+  for (; c + 3 * rstep < C; c += 4 * rstep) {
+    if (ok) {
+      const uint4 a0 = x[base + (long long)c * Lp];
+      const uint4 a1 = x[base + (long long)(c + rstep) * Lp];
+      const uint4 a2 = x[base + (long long)(c + 2 * rstep) * Lp];
+      const uint4 a3 = x[base + (long long)(c + 3 * rstep) * Lp];
+      s[c * PPR + j] = a0;
+      s[(c + rstep) * PPR + j] = a1;
+      s[(c + 2 * rstep) * PPR + j] = a2;
+      s[(c + 3 * rstep) * PPR + j] = a3;
+    }
+  }
+  for (; c < C; c += rstep)
+    if (ok) s[c * PPR + j] = x[base + (long long)c * Lp];
+  __syncthreads();
+  if (!ok) return;
+  for (c = threadIdx.x / PPR; c < C; c += rstep) y[base + (long long)c * Lp] = s[c * PPR + j];
+}
+"""
+
+THREADS = 256
+CALLS = 10  # launches per timed sample
+MAX_SMEM = 200 * 1024  # a hold tile above this does not fit an H200 SM (228 KB, one block)
+
+
+@dataclass(frozen=True)
+class Case:
+    shape: tuple[int, int, int]  # (B, C, T)
+    elem: int  # bytes per element (4: fp32, 2: bf16)
+    ppr: int  # 16-byte packs per channel row of a tile
+    mode: str  # "stream" or "hold"
+
+    @property
+    def frames(self) -> int:  # BT
+        return self.ppr * 16 // self.elem
+
+    @property
+    def smem(self) -> int:
+        return self.shape[1] * self.ppr * 16 if self.mode == "hold" else 0
+
+
+def plan(shapes: list[tuple[int, int, int]], pprs: list[int]) -> list[Case]:
+    """Every (shape, dtype, PPR, mode) that is legal: T a whole number of packs, PPR | THREADS,
+    a hold tile within MAX_SMEM."""
+    out = []
+    for shape in shapes:
+        for elem in (4, 2):
+            if shape[2] * elem % 16:
+                continue
+            for ppr in pprs:
+                if THREADS % ppr:
+                    continue
+                for mode in ("stream", "hold"):
+                    case = Case(shape, elem, ppr, mode)
+                    if case.smem <= MAX_SMEM:
+                        out.append(case)
+    return out
+
+
+def _parse_shapes(text: str) -> list[tuple[int, int, int]]:
+    shapes = []
+    for part in text.split(","):
+        b, c, t = (int(v) for v in part.lower().split("x"))
+        shapes.append((b, c, t))
+    return shapes
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--shapes", default="16x512x4000,4x256x16000,2x128x64000")
+    ap.add_argument("--ppr", default="4,8,16,32,64", help="16-byte packs per tile row")
+    ap.add_argument("--reps", type=int, default=7, help="timed samples per case")
+    args = ap.parse_args(argv)
+
+    import cupy
+    import torch
+
+    from bench.timing import copy_bandwidth
+
+    dev = torch.device("cuda")
+    cases = plan(_parse_shapes(args.shapes), [int(p) for p in args.ppr.split(",")])
+    mod = cupy.RawModule(code=_SRC, options=("-std=c++17",))
+    kernels = {"stream": mod.get_function("tile_stream"), "hold": mod.get_function("tile_hold")}
+    kernels["hold"].max_dynamic_shared_size_bytes = MAX_SMEM
+    bw = copy_bandwidth(dev)
+    print(f"copy bandwidth {bw.gbps:.0f} GB/s ({bw.method}); torch {torch.__version__}")
+    print(
+        f"{'(B, C, T)':>18} {'dtype':>5} {'PPR':>3} {'BT':>4} {'row B':>5} {'mode':>6} "
+        f"{'us':>8} {'GB/s':>6} {'frac':>5}"
+    )
+    for case in cases:
+        b, c, t = case.shape
+        nbytes = b * c * t * case.elem
+        x = torch.empty(nbytes, dtype=torch.uint8, device=dev).random_(0, 256)
+        y = torch.empty_like(x)
+        xc, yc = cupy.asarray(x), cupy.asarray(y)
+        lp = t * case.elem // 16
+        ntt = -(-lp // case.ppr)
+        grid, params = (
+            (b * ntt,),
+            (xc, yc, cupy.int32(c), cupy.int32(lp), cupy.int32(case.ppr), cupy.int32(ntt)),
+        )
+        kern = kernels[case.mode]
+
+        def launch(kern=kern, grid=grid, params=params, smem=case.smem) -> None:
+            kern(grid, (THREADS,), params, shared_mem=smem)
+
+        launch()
+        torch.cuda.synchronize()
+        if not torch.equal(x, y):  # the skeleton must really copy every byte
+            raise SystemExit(f"{case}: output differs from input")
+        y.zero_()
+        # Samples of CALLS back-to-back launches: the GPU's queue stays ahead of the host, so
+        # no launch latency is inside the events.
+        ms = []
+        for _ in range(args.reps):
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            for _ in range(CALLS):
+                launch()
+            e.record()
+            e.synchronize()
+            ms.append(s.elapsed_time(e) / CALLS)
+        us = statistics.median(ms) * 1e3
+        gbps = 2 * nbytes / (us * 1e-6) / 1e9
+        dtype = "fp32" if case.elem == 4 else "bf16"
+        print(
+            f"{str(case.shape):>18} {dtype:>5} {case.ppr:>3} {case.frames:>4} "
+            f"{case.ppr * 16:>5} {case.mode:>6} {us:8.1f} {gbps:6.0f} {gbps / bw.gbps:5.2f}",
+            flush=True,
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
