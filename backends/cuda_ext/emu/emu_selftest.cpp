@@ -17,6 +17,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "launch_util.h"  // colsum, blocks_per_sm (tested directly)
 #include "launchers.h"
 
 // ---- the CUDA runtime, emulated ---------------------------------------------
@@ -36,11 +37,19 @@ cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr, int) {
   *v = 40;
   return cudaSuccess;
 }
+// Counted, so that test_blocks_per_sm can see what normk::blocks_per_sm
+// asks of the runtime.
+int g_occupancy_queries = 0;
+int g_last_smem_optin = 0;
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* n, const void*, int, size_t) {
+  ++g_occupancy_queries;
   *n = 2;
   return cudaSuccess;
 }
-cudaError_t cudaFuncSetAttribute(const void*, cudaFuncAttribute, int) { return cudaSuccess; }
+cudaError_t cudaFuncSetAttribute(const void*, cudaFuncAttribute, int v) {
+  g_last_smem_optin = v;
+  return cudaSuccess;
+}
 }
 
 namespace {
@@ -529,7 +538,55 @@ void test_rms(DType dt, DType pt, bool has_w, int M, int N, int pad, int off) {
 
 }  // namespace
 
+// The deterministic column sum on its own: the one-launch path (K <= 1024
+// rows), the two-stage path past it, both sides of the boundary, and the
+// split into two outputs that cLN's dgamma / dbeta use.
+void test_colsum(long long K, int W, int split) {
+  std::vector<float> in(static_cast<size_t>(K) * W);
+  for (float& v : in) v = static_cast<float>(randn());
+  std::vector<float> out(W + 1, std::nanf("")), mid(normk::colsum_scratch_elems(K, W) + 1);
+  // out1 is out + split + 1: one poisoned word between the halves must stay NaN.
+  normk::colsum<float>(in.data(), K, W, out.data(), out.data() + split + 1, split, mid.data(),
+                       nullptr);
+  double num = 0, den = 0;
+  for (int c = 0; c < W; ++c) {
+    double ref = 0;
+    for (long long r = 0; r < K; ++r) ref += in[static_cast<size_t>(r) * W + c];
+    const float got = out[c < split ? c : c + 1];
+    num += (got - ref) * (got - ref);
+    den += ref * ref;
+  }
+  const double err = std::isnan(out[split]) ? std::sqrt(num / den) : 1.0;
+  // float sums of K terms: the bound grows with sqrt(K) (DESIGN.md).
+  report("colsum K=" + std::to_string(K) + " W=" + std::to_string(W) + " split=" +
+             std::to_string(split),
+         {{"out", err}}, 1e-6 * std::sqrt(static_cast<double>(K)));
+}
+
+// blocks_per_sm queries the runtime once per (kernel, threads, smem) and
+// only ever raises a kernel's shared-memory opt-in.
+void test_blocks_per_sm() {
+  static const int kernel_a = 0, kernel_b = 0;  // stand-ins: only their addresses are keys
+  const void* a = &kernel_a;
+  const void* b = &kernel_b;
+  const int q0 = g_occupancy_queries;
+  bool ok = normk::blocks_per_sm(a, 256, 100 * 1024) == 2 && g_last_smem_optin == 100 * 1024;
+  g_last_smem_optin = -1;
+  ok &= normk::blocks_per_sm(a, 256, 60 * 1024) == 2 && g_last_smem_optin == -1;  // no lowering
+  ok &= normk::blocks_per_sm(a, 256, 120 * 1024) == 2 && g_last_smem_optin == 120 * 1024;
+  ok &= g_occupancy_queries == q0 + 3;
+  g_last_smem_optin = -1;
+  ok &= normk::blocks_per_sm(a, 256, 100 * 1024) == 2;
+  ok &= normk::blocks_per_sm(a, 256, 60 * 1024) == 2;
+  ok &= g_occupancy_queries == q0 + 3 && g_last_smem_optin == -1;  // cached, nothing re-set
+  ok &= normk::blocks_per_sm(b, 256, 16 * 1024) == 2 && g_last_smem_optin == -1;  // <= 48 KB
+  ok &= normk::blocks_per_sm(a, 512, 100 * 1024) == 2 && g_occupancy_queries == q0 + 5;
+  report("blocks_per_sm cache and opt-in", {{"mismatch", ok ? 0.0 : 1.0}}, 0.0);
+}
+
 int main() {
+  test_blocks_per_sm();
+  for (long long K : {1LL, 37LL, 1024LL, 1025LL, 3000LL}) test_colsum(K, 70, K == 1024 ? 70 : 33);
   struct P {
     DType dt, pt;
   };
@@ -563,8 +620,8 @@ int main() {
   struct R {
     int M, N, pad, off;
   };
-  // (70, 1000): 70 persistent blocks (> 64 partial rows), so the dw column
-  // sum takes its two-stage path (the one cLN's dgamma/dbeta use too).
+  // (70, 1000): 70 persistent blocks, a one-launch dw column sum (the
+  // two-stage path, past 1024 partial rows, is test_colsum's).
   const R rms_shapes[] = {{5, 33, 0, 0},    {9, 256, 0, 0},   {70, 1000, 24, 0},
                           {3, 4096, 8, 1},  {2, 8192, 0, 0},  {2, 20000, 0, 0},
                           {2, 40000, 16, 0}, {11, 64, 0, 0},
