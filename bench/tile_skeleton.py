@@ -2,7 +2,7 @@
 
 A single-pass cLN forward must hold a tile of all C channels x BT frames of one sequence (layout
 (B, C, T), time contiguous) until the tile's statistics and prefix are known, then write it.
-This script times two kernels that do only that data movement, with no statistics, no prefix
+This script times kernels that do only that data movement, with no statistics, no prefix
 and no barriers between blocks, so that the DESIGN.md targets (0.80-0.85 of copy bandwidth for
 the forward) can be judged against the access pattern itself rather than against this
 project's kernels:
@@ -11,14 +11,17 @@ project's kernels:
   global, four 16-byte packs in flight per thread: the access pattern alone.
 * ``hold``: each block loads its whole tile into shared memory, waits (``__syncthreads``), then
   writes it: the pattern plus the hold that the statistics force.
+* ``hold_async``: the same hold, the loads issued all at once with cp.async (every copy of the
+  tile in flight, no registers): whether the hold's limit is memory-level parallelism.
 
-One block per tile, tiles in time order within a sequence (adjacent blocks, adjacent frames).
-Timing: CUDA events around 10 back-to-back launches, median of 7 samples.  The
-byte count is read + write of the tensor, the same model as the benchmark's forward, and the
-reference is the copy bandwidth of the same run (``bench.timing.copy_bandwidth``).  Inputs are
-random bytes.  GPU only (CuPy compiles the kernels with NVRTC):
+One block per tile (256 threads unless ``--threads``), tiles in time order within a sequence
+(adjacent blocks, adjacent frames).  Timing: CUDA events around 10 back-to-back launches, median
+of 7 samples.  The byte count is read + write of the tensor, the same model as the benchmark's
+forward, and the reference is the copy bandwidth of the same run
+(``bench.timing.copy_bandwidth``).  Inputs are random bytes.  GPU only (CuPy compiles the
+kernels with NVRTC):
 
-    python3 -m bench.tile_skeleton [--shapes 16x512x4000,2x128x64000] [--ppr 4,8,16,32,64]
+    python3 -m bench.tile_skeleton [--shapes 16x512x4000] [--ppr 4,8,16] [--threads 256,512]
 """
 
 from __future__ import annotations
@@ -77,10 +80,33 @@ extern "C" __global__ void tile_hold(const uint4* __restrict__ x, uint4* __restr
   if (!ok) return;
   for (c = threadIdx.x / PPR; c < C; c += rstep) y[base + (long long)c * Lp] = s[c * PPR + j];
 }
+
+// hold, with every copy of the tile in flight at once (cp.async, no registers).
+extern "C" __global__ void tile_hold_async(const uint4* __restrict__ x, uint4* __restrict__ y,
+                                           int C, int Lp, int PPR, int ntt) {
+  extern __shared__ uint4 s[];
+  const int b = blockIdx.x / ntt, ti = blockIdx.x % ntt;
+  const int j = threadIdx.x % PPR, rstep = blockDim.x / PPR;
+  const int t = ti * PPR + j;
+  const bool ok = t < Lp;
+  const long long base = (long long)b * C * Lp + t;
+  if (ok) {
+    for (int c = threadIdx.x / PPR; c < C; c += rstep) {
+      const unsigned d = (unsigned)__cvta_generic_to_shared(s + c * PPR + j);
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d),
+                   "l"(x + base + (long long)c * Lp) : "memory");
+    }
+  }
+  asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
+  __syncthreads();
+  if (!ok) return;
+  for (int c = threadIdx.x / PPR; c < C; c += rstep) y[base + (long long)c * Lp] = s[c * PPR + j];
+}
 """
 
-THREADS = 256
+THREADS = 256  # default threads per block
 CALLS = 10  # launches per timed sample
+MODES = ("stream", "hold", "hold_async")
 MAX_SMEM = 200 * 1024  # a hold tile above this does not fit an H200 SM (228 KB, one block)
 
 
@@ -89,7 +115,8 @@ class Case:
     shape: tuple[int, int, int]  # (B, C, T)
     elem: int  # bytes per element (4: fp32, 2: bf16)
     ppr: int  # 16-byte packs per channel row of a tile
-    mode: str  # "stream" or "hold"
+    mode: str  # one of MODES
+    threads: int = THREADS
 
     @property
     def frames(self) -> int:  # BT
@@ -97,24 +124,28 @@ class Case:
 
     @property
     def smem(self) -> int:
-        return self.shape[1] * self.ppr * 16 if self.mode == "hold" else 0
+        return self.shape[1] * self.ppr * 16 if self.mode != "stream" else 0
 
 
-def plan(shapes: list[tuple[int, int, int]], pprs: list[int]) -> list[Case]:
-    """Every (shape, dtype, PPR, mode) that is legal: T a whole number of packs, PPR | THREADS,
-    a hold tile within MAX_SMEM."""
+def plan(
+    shapes: list[tuple[int, int, int]],
+    pprs: list[int],
+    modes: tuple[str, ...] = MODES,
+    threads: tuple[int, ...] = (THREADS,),
+) -> list[Case]:
+    """Every (shape, dtype, PPR, mode, threads) that is legal: T a whole number of packs, PPR
+    dividing the block, a hold tile within MAX_SMEM."""
     out = []
     for shape in shapes:
         for elem in (4, 2):
             if shape[2] * elem % 16:
                 continue
             for ppr in pprs:
-                if THREADS % ppr:
-                    continue
-                for mode in ("stream", "hold"):
-                    case = Case(shape, elem, ppr, mode)
-                    if case.smem <= MAX_SMEM:
-                        out.append(case)
+                for mode in modes:
+                    for nt in threads:
+                        case = Case(shape, elem, ppr, mode, nt)
+                        if nt % ppr == 0 and case.smem <= MAX_SMEM:
+                            out.append(case)
     return out
 
 
@@ -131,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shapes", default="16x512x4000,4x256x16000,2x128x64000")
     ap.add_argument("--ppr", default="4,8,16,32,64", help="16-byte packs per tile row")
     ap.add_argument("--reps", type=int, default=7, help="timed samples per case")
+    ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--threads", default=str(THREADS), help="threads per block, e.g. 256,512")
     args = ap.parse_args(argv)
 
     import cupy
@@ -139,15 +172,21 @@ def main(argv: list[str] | None = None) -> int:
     from bench.timing import copy_bandwidth
 
     dev = torch.device("cuda")
-    cases = plan(_parse_shapes(args.shapes), [int(p) for p in args.ppr.split(",")])
+    cases = plan(
+        _parse_shapes(args.shapes),
+        [int(p) for p in args.ppr.split(",")],
+        tuple(args.modes.split(",")),
+        tuple(int(t) for t in args.threads.split(",")),
+    )
     mod = cupy.RawModule(code=_SRC, options=("-std=c++17",))
-    kernels = {"stream": mod.get_function("tile_stream"), "hold": mod.get_function("tile_hold")}
-    kernels["hold"].max_dynamic_shared_size_bytes = MAX_SMEM
+    kernels = {m: mod.get_function(f"tile_{m}") for m in MODES}
+    for m in MODES[1:]:
+        kernels[m].max_dynamic_shared_size_bytes = MAX_SMEM
     bw = copy_bandwidth(dev)
     print(f"copy bandwidth {bw.gbps:.0f} GB/s ({bw.method}); torch {torch.__version__}")
     print(
-        f"{'(B, C, T)':>18} {'dtype':>5} {'PPR':>3} {'BT':>4} {'row B':>5} {'mode':>6} "
-        f"{'us':>8} {'GB/s':>6} {'frac':>5}"
+        f"{'(B, C, T)':>18} {'dtype':>5} {'PPR':>3} {'BT':>4} {'row B':>5} {'mode':>10} "
+        f"{'thr':>4} {'us':>8} {'GB/s':>6} {'frac':>5}"
     )
     for case in cases:
         b, c, t = case.shape
@@ -163,8 +202,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         kern = kernels[case.mode]
 
-        def launch(kern=kern, grid=grid, params=params, smem=case.smem) -> None:
-            kern(grid, (THREADS,), params, shared_mem=smem)
+        def launch(kern=kern, grid=grid, params=params, case=case) -> None:
+            kern(grid, (case.threads,), params, shared_mem=case.smem)
 
         launch()
         torch.cuda.synchronize()
@@ -187,7 +226,8 @@ def main(argv: list[str] | None = None) -> int:
         dtype = "fp32" if case.elem == 4 else "bf16"
         print(
             f"{str(case.shape):>18} {dtype:>5} {case.ppr:>3} {case.frames:>4} "
-            f"{case.ppr * 16:>5} {case.mode:>6} {us:8.1f} {gbps:6.0f} {gbps / bw.gbps:5.2f}",
+            f"{case.ppr * 16:>5} {case.mode:>10} {case.threads:>4} {us:8.1f} {gbps:6.0f} "
+            f"{gbps / bw.gbps:5.2f}",
             flush=True,
         )
     return 0
