@@ -32,14 +32,38 @@ import sys
 from dataclasses import dataclass
 
 _SRC = r"""
+// Where this thread works in its block's tile: pack column j of channel rows
+// c0, c0 + rstep, ...; element offset base + c * Lp (packs); ok: column in T.
+struct Pos {
+  long long base;
+  int j, rstep, c0;
+  bool ok;
+};
+__device__ Pos tile_pos(int C, int Lp, int PPR, int ntt) {
+  const int b = blockIdx.x / ntt, ti = blockIdx.x % ntt;
+  Pos p;
+  p.j = threadIdx.x % PPR;
+  p.rstep = blockDim.x / PPR;
+  p.c0 = threadIdx.x / PPR;
+  const int t = ti * PPR + p.j;
+  p.ok = t < Lp;
+  p.base = (long long)b * C * Lp + t;
+  return p;
+}
+
+// The hold kernels' second half: the whole tile from shared memory to y.
+__device__ void store_tile(uint4* y, const uint4* s, const Pos& p, int C, int Lp, int PPR) {
+  if (!p.ok) return;
+  for (int c = p.c0; c < C; c += p.rstep) y[p.base + (long long)c * Lp] = s[c * PPR + p.j];
+}
+
 extern "C" __global__ void tile_stream(const uint4* __restrict__ x, uint4* __restrict__ y,
                                        int C, int Lp, int PPR, int ntt) {
-  const int b = blockIdx.x / ntt, ti = blockIdx.x % ntt;
-  const int j = threadIdx.x % PPR, rstep = blockDim.x / PPR;
-  const int t = ti * PPR + j;
-  if (t >= Lp) return;
-  const long long base = (long long)b * C * Lp + t;
-  int c = threadIdx.x / PPR;
+  const Pos p = tile_pos(C, Lp, PPR, ntt);
+  if (!p.ok) return;
+  const int rstep = p.rstep;
+  const long long base = p.base;
+  int c = p.c0;
   for (; c + 3 * rstep < C; c += 4 * rstep) {
     const uint4 a0 = x[base + (long long)c * Lp];
     const uint4 a1 = x[base + (long long)(c + rstep) * Lp];
@@ -56,14 +80,12 @@ extern "C" __global__ void tile_stream(const uint4* __restrict__ x, uint4* __res
 extern "C" __global__ void tile_hold(const uint4* __restrict__ x, uint4* __restrict__ y,
                                      int C, int Lp, int PPR, int ntt) {
   extern __shared__ uint4 s[];
-  const int b = blockIdx.x / ntt, ti = blockIdx.x % ntt;
-  const int j = threadIdx.x % PPR, rstep = blockDim.x / PPR;
-  const int t = ti * PPR + j;
-  const bool ok = t < Lp;
-  const long long base = (long long)b * C * Lp + t;
-  int c = threadIdx.x / PPR;
-  for (; c + 3 * rstep < C; c += 4 * rstep) {
-    if (ok) {
+  const Pos p = tile_pos(C, Lp, PPR, ntt);
+  const int rstep = p.rstep, j = p.j;
+  const long long base = p.base;
+  int c = p.c0;
+  if (p.ok) {
+    for (; c + 3 * rstep < C; c += 4 * rstep) {
       const uint4 a0 = x[base + (long long)c * Lp];
       const uint4 a1 = x[base + (long long)(c + rstep) * Lp];
       const uint4 a2 = x[base + (long long)(c + 2 * rstep) * Lp];
@@ -73,34 +95,27 @@ extern "C" __global__ void tile_hold(const uint4* __restrict__ x, uint4* __restr
       s[(c + 2 * rstep) * PPR + j] = a2;
       s[(c + 3 * rstep) * PPR + j] = a3;
     }
+    for (; c < C; c += rstep) s[c * PPR + j] = x[base + (long long)c * Lp];
   }
-  for (; c < C; c += rstep)
-    if (ok) s[c * PPR + j] = x[base + (long long)c * Lp];
   __syncthreads();
-  if (!ok) return;
-  for (c = threadIdx.x / PPR; c < C; c += rstep) y[base + (long long)c * Lp] = s[c * PPR + j];
+  store_tile(y, s, p, C, Lp, PPR);
 }
 
 // hold, with every copy of the tile in flight at once (cp.async, no registers).
 extern "C" __global__ void tile_hold_async(const uint4* __restrict__ x, uint4* __restrict__ y,
                                            int C, int Lp, int PPR, int ntt) {
   extern __shared__ uint4 s[];
-  const int b = blockIdx.x / ntt, ti = blockIdx.x % ntt;
-  const int j = threadIdx.x % PPR, rstep = blockDim.x / PPR;
-  const int t = ti * PPR + j;
-  const bool ok = t < Lp;
-  const long long base = (long long)b * C * Lp + t;
-  if (ok) {
-    for (int c = threadIdx.x / PPR; c < C; c += rstep) {
-      const unsigned d = (unsigned)__cvta_generic_to_shared(s + c * PPR + j);
+  const Pos p = tile_pos(C, Lp, PPR, ntt);
+  if (p.ok) {
+    for (int c = p.c0; c < C; c += p.rstep) {
+      const unsigned d = (unsigned)__cvta_generic_to_shared(s + c * PPR + p.j);
       asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d),
-                   "l"(x + base + (long long)c * Lp) : "memory");
+                   "l"(x + p.base + (long long)c * Lp) : "memory");
     }
   }
   asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
   __syncthreads();
-  if (!ok) return;
-  for (int c = threadIdx.x / PPR; c < C; c += rstep) y[base + (long long)c * Lp] = s[c * PPR + j];
+  store_tile(y, s, p, C, Lp, PPR);
 }
 """
 
