@@ -11,13 +11,39 @@ using namespace rms_detail;
 
 constexpr size_t kSmemMax = 96 * 1024;  // opt-in; an H200 SM has 228 KB
 
-// Backward plan: grid size and where dw accumulates.
-struct BwdPlan {
+// One wave of persistent blocks over the row groups (blocks per SM x SMs, at
+// most the groups), and the workspace of their dw partials: (grid, N) A's at
+// offset 0, then the column sum's scratch.  Both backward kernels.
+struct Wave {
   int grid;
+  size_t scratch_off, total;
+};
+template <typename A>
+Wave wave(const RmsBwdCall& c, int per_sm, int rpb) {
+  Wave v{};
+  const long long groups = cdiv(c.M, rpb);
+  v.grid = static_cast<int>(std::min<long long>(groups, static_cast<long long>(sm_count()) * per_sm));
+  if (c.dw) {
+    v.scratch_off = align_up(sizeof(A) * static_cast<size_t>(v.grid) * c.N, 256);
+    v.total = v.scratch_off + sizeof(A) * colsum_scratch_elems(v.grid, static_cast<int>(c.N));
+  }
+  return v;
+}
+
+// dw = the column sums of the wave's partials (at the workspace's start), in
+// a fixed order.
+template <typename A>
+void sum_partials(const RmsBwdCall& c, const Wave& v, char* w, cudaStream_t st) {
+  colsum<A>(reinterpret_cast<const A*>(w), v.grid, static_cast<int>(c.N), static_cast<A*>(c.dw),
+            nullptr, static_cast<int>(c.N), reinterpret_cast<A*>(w + v.scratch_off), st);
+}
+
+// Plan of the general kernel: its wave and where dw accumulates.
+struct BwdPlan {
+  Wave v;
   int nchunks;
   bool dw_smem;
   size_t smem;
-  size_t partial_off, scratch_off, total;
 };
 
 template <typename T, typename P, typename Cf>
@@ -35,17 +61,7 @@ BwdPlan bwd_plan(const RmsBwdCall& c) {
   p.smem = p.dw_smem ? smem : 0;
   const void* kernel =
       reinterpret_cast<const void*>(&rms_bwd_kernel<T, P, Cf::NT, Cf::TPRW, Cf::VPT, Cf::MB>);
-  // One full wave of persistent blocks.
-  const int per_sm = std::max(blocks_per_sm(kernel, Cf::NT, p.smem), 1);
-  const long long groups = cdiv(c.M, Cf::RPB);
-  p.grid = static_cast<int>(std::min<long long>(groups, static_cast<long long>(sm_count()) * per_sm));
-  p.partial_off = 0;
-  p.scratch_off = 0;
-  p.total = 0;
-  if (want_dw) {
-    p.scratch_off = align_up(sizeof(A) * static_cast<size_t>(p.grid) * c.N, 256);
-    p.total = p.scratch_off + sizeof(A) * colsum_scratch_elems(p.grid, static_cast<int>(c.N));
-  }
+  p.v = wave<A>(c, std::max(blocks_per_sm(kernel, Cf::NT, p.smem), 1), Cf::RPB);
   return p;
 }
 
@@ -71,12 +87,12 @@ void bwd_impl(const RmsBwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) {
   using A = acc_t<T>;
   constexpr int V = PackInfo<T>::V;
   const BwdPlan p = bwd_plan<T, P, Cf>(c);
-  if (ws_bytes < p.total)
+  if (ws_bytes < p.v.total)
     throw std::runtime_error("cuda_ext: rmsnorm_backward: workspace too small");
   char* w = static_cast<char*>(ws);
-  A* partial = c.dw ? reinterpret_cast<A*>(w + p.partial_off) : nullptr;
+  A* partial = c.dw ? reinterpret_cast<A*>(w) : nullptr;
   if (partial && !p.dw_smem)
-    check_cuda(cudaMemsetAsync(partial, 0, sizeof(A) * static_cast<size_t>(p.grid) * c.N, st),
+    check_cuda(cudaMemsetAsync(partial, 0, sizeof(A) * static_cast<size_t>(p.v.grid) * c.N, st),
                "rmsnorm_backward partial memset");
   RmsBwdArgs<T, P> a = call_args<T, P>(c, partial);
   a.nchunks = p.nchunks;
@@ -84,11 +100,9 @@ void bwd_impl(const RmsBwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) {
           aligned16(c.dx);
   a.dw_smem = p.dw_smem;
   auto* kernel = &rms_bwd_kernel<T, P, Cf::NT, Cf::TPRW, Cf::VPT, Cf::MB>;
-  NORMK_LAUNCH(kernel, static_cast<unsigned>(p.grid), Cf::NT, p.smem, st)(a);
+  NORMK_LAUNCH(kernel, static_cast<unsigned>(p.v.grid), Cf::NT, p.smem, st)(a);
   check_launch("rmsnorm_backward kernel launch");
-  if (partial)
-    colsum<A>(partial, p.grid, static_cast<int>(c.N), static_cast<A*>(c.dw), nullptr,
-              static_cast<int>(c.N), reinterpret_cast<A*>(w + p.scratch_off), st);
+  if (partial) sum_partials<A>(c, p.v, w, st);
 }
 
 // ---------------------------------------------------------------------------
@@ -159,23 +173,6 @@ void with_row_stages(const RmsBwdCall& c, F&& f) {
   run(S1{});
 }
 
-// Grid (one wave: blocks per SM x SMs, at most the row groups) and
-// workspace (grid x N partials + column-sum scratch) of the row kernel.
-struct RowPlan {
-  int grid;
-  size_t scratch_off, total;
-};
-inline RowPlan row_plan(const RmsBwdCall& c, int per_sm, int rpb) {
-  RowPlan p{};
-  const long long groups = cdiv(c.M, rpb);
-  p.grid = static_cast<int>(std::min<long long>(groups, static_cast<long long>(sm_count()) * per_sm));
-  if (c.dw) {
-    p.scratch_off = align_up(sizeof(float) * static_cast<size_t>(p.grid) * c.N, 256);
-    p.total = p.scratch_off + sizeof(float) * colsum_scratch_elems(p.grid, static_cast<int>(c.N));
-  }
-  return p;
-}
-
 // f(Cf, S, blocks per SM) for a call that takes the row kernel.
 template <typename T, typename P, typename F>
 void with_row_config(const RmsBwdCall& c, F&& f) {
@@ -186,8 +183,8 @@ void with_row_config(const RmsBwdCall& c, F&& f) {
 
 template <typename T, typename P, typename Cf, int S>
 void row_impl(const RmsBwdCall& c, int per_sm, void* ws, size_t ws_bytes, cudaStream_t st) {
-  const RowPlan p = row_plan(c, per_sm, Cf::RPB);
-  if (ws_bytes < p.total)
+  const Wave v = wave<float>(c, per_sm, Cf::RPB);
+  if (ws_bytes < v.total)
     throw std::runtime_error("cuda_ext: rmsnorm_backward: workspace too small");
   char* w = static_cast<char*>(ws);
   float* partial = c.dw ? reinterpret_cast<float*>(w) : nullptr;
@@ -196,11 +193,9 @@ void row_impl(const RmsBwdCall& c, int per_sm, void* ws, size_t ws_bytes, cudaSt
   a.vec = 1;
   const size_t smem = rms_bwd_row_smem<T, Cf::NT, Cf::TPRW, Cf::VPT, Cf::MB, S>();
   auto* kernel = &rms_bwd_row_kernel<T, P, Cf::NT, Cf::TPRW, Cf::VPT, Cf::MB, S>;
-  NORMK_LAUNCH(kernel, static_cast<unsigned>(p.grid), Cf::NT, smem, st)(a);
+  NORMK_LAUNCH(kernel, static_cast<unsigned>(v.grid), Cf::NT, smem, st)(a);
   check_launch("rmsnorm_backward row kernel launch");
-  if (partial)
-    colsum<float>(partial, p.grid, static_cast<int>(c.N), static_cast<float*>(c.dw), nullptr,
-                  static_cast<int>(c.N), reinterpret_cast<float*>(w + p.scratch_off), st);
+  if (partial) sum_partials<float>(c, v, w, st);
 }
 
 }  // namespace
@@ -214,13 +209,13 @@ size_t rms_bwd_workspace_bytes(const RmsBwdCall& c) {
     if constexpr (sizeof(acc_t<T>) == 4) {
       if (use_row_kernel<T>(c)) {
         with_row_config<T, P>(c, [&](auto cf, auto, int per_sm) {
-          bytes = row_plan(c, per_sm, decltype(cf)::RPB).total;
+          bytes = wave<float>(c, per_sm, decltype(cf)::RPB).total;
         });
         return;
       }
     }
     with_first_fit(typename BwdCfgs<T>::type{}, cdiv(c.N, PackInfo<T>::V),
-             [&](auto cf) { bytes = bwd_plan<T, P, decltype(cf)>(c).total; });
+             [&](auto cf) { bytes = bwd_plan<T, P, decltype(cf)>(c).v.total; });
   });
   return bytes;
 }
