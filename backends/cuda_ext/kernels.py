@@ -108,7 +108,8 @@ CLN_RESIDENT = 0
 # RMS_BWD_STAGES     RMSNorm backward of fp32 / fp16 / bf16 rows of N <= 8192 (a
 #                    multiple of 16 bytes): the row kernel (include/rmsnorm_kernels.cuh,
 #                    rms_bwd_row_kernel) with 0: automatic (no ring: a ring of 2-3
-#                    cp.async stages measured 0.70-0.74 vs 0.78-0.90 without);
+#                    cp.async stages measured 0.71-0.74 vs 0.86-0.91 fwd+bwd without,
+#                    bench/results/nvidia-h200-s6b-tune-rmsnorm-row.log);
 #                    1-3: that many stages (1: no ring; raises where the row kernel does
 #                    not apply); -1: the general kernel.
 RMS_BWD_STAGES = 0
