@@ -4,12 +4,9 @@
     python3 -m bench.diag_cln_stream --once     # two forwards of (16, 512, 4000) fp32, for ncu
 
 Levels (``NORMK_CLN_DIAG``, read by the launcher at every call; outputs are wrong for > 0):
-0 = the kernel; 1 = no cross-tile wait (the streaming consumer uses constant statistics, the
-hold kernel only publishes); 2 = also no statistics and no publication (the load / store
-alone); hold kernel only: 3 = also blockIdx instead of the ticket.  The streaming kernels
-(``CLN_HOLD = -1``) and the hold kernel (``include/cln_hold.cuh``, the forward's default) at
-its automatic tile shape and at PPR 8 / 16 / 32 are timed, and the register-tile kernel
-(``CLN_STREAM_PPR = -1``) beside them.  Same timer as
+0 = the kernel; 1 = no cross-tile wait (the consumer uses constant statistics);
+2 = also no statistics and no publication (the ring's load / store alone).  The
+register-tile kernel (``CLN_STREAM_PPR = -1``) is timed beside them.  Same timer as
 the benchmark (CUDA-graph replay), copy bandwidth measured in the same run.
 """
 
@@ -48,23 +45,15 @@ def main() -> int:
     if args.once:
         run_once("cuda_ext", SHAPES[0], torch.float32)
         return 0
-    stream = {"CLN_HOLD": -1}
     variants = {
         "regs": ({"CLN_STREAM_PPR": -1}, 0),
-        "stream": (stream, 0),
-        "stream diag1 no-wait": (stream, 1),
-        "stream diag2 load-store": (stream, 2),
+        "stream": ({}, 0),
+        "stream diag1 no-wait": ({}, 1),
+        "stream diag2 load-store": ({}, 2),
+        "S2": ({"CLN_STREAM_STAGES": 2}, 0),
+        "S2 diag1": ({"CLN_STREAM_STAGES": 2}, 1),
+        "S2 diag2": ({"CLN_STREAM_STAGES": 2}, 2),
     }
-    for name, kw in (
-        ("hold", {}),
-        ("hold8", {"CLN_HOLD": 8}),
-        ("hold16", {"CLN_HOLD": 16}),
-        ("hold32", {"CLN_HOLD": 32}),
-    ):
-        variants[name] = (kw, 0)
-        variants[f"{name} diag1 no-wait"] = (kw, 1)
-        variants[f"{name} diag2 load-store"] = (kw, 2)
-        variants[f"{name} diag3 no-ticket"] = (kw, 3)
     run_levels(
         "cuda_ext",
         {name: (lambda kw=kw, d=d: level(kw, d)) for name, (kw, d) in variants.items()},

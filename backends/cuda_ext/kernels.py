@@ -105,12 +105,6 @@ CLN_STREAM_LEAD = 0
 #                    CLN_STREAM_* knob is forced; 1: always (raises past ~200 KB);
 #                    -1: never.
 CLN_RESIDENT = 0
-# CLN_HOLD           The forward's hold kernel (include/cln_hold.cuh: one block per tile by
-#                    ticket, the tile in shared memory): 0: automatic (csrc/cln_common.h,
-#                    hold_ppr: wherever its tile of 128-byte rows fits, unless a CLN_STREAM_*
-#                    knob is forced); 8 / 16 / 32: that many 16-byte packs per tile row
-#                    (raises where the tile does not fit); -1: never (the streaming kernels).
-CLN_HOLD = 0
 # RMS_BWD_STAGES     RMSNorm backward of fp32 / fp16 / bf16 rows of N <= 8192 (a
 #                    multiple of 16 bytes): the row kernel (include/rmsnorm_kernels.cuh,
 #                    rms_bwd_row_kernel) with 0: automatic (no ring: a ring of 2-3
@@ -277,7 +271,6 @@ def cln_forward(
         CLN_STREAM_STAGES,
         CLN_STREAM_LEAD,
         CLN_RESIDENT,
-        CLN_HOLD,
     )
 
 
@@ -316,25 +309,16 @@ def cln_knobs(
     stream_stages: int | None = None,
     stream_lead: int | None = None,
     resident: int | None = None,
-    hold: int | None = None,
 ) -> Iterator[None]:
     """Set the cLN knobs ``CLN_GROUP_TILES``, ``CLN_STREAM_PPR``, ``CLN_STREAM_STAGES``,
-    ``CLN_STREAM_LEAD``, ``CLN_RESIDENT`` and ``CLN_HOLD`` for the calls inside the block.
+    ``CLN_STREAM_LEAD`` and ``CLN_RESIDENT`` for the calls inside the block.
 
     ``None`` keeps a knob as it is; the previous values come back on exit.  For a
     sweep on the GPU, e.g. ``with cln_knobs(group_tiles=512): t = time(...)``.
     Not thread-safe (module state).
     """
     global CLN_GROUP_TILES, CLN_STREAM_PPR, CLN_STREAM_STAGES, CLN_STREAM_LEAD, CLN_RESIDENT
-    global CLN_HOLD
-    saved = (
-        CLN_GROUP_TILES,
-        CLN_STREAM_PPR,
-        CLN_STREAM_STAGES,
-        CLN_STREAM_LEAD,
-        CLN_RESIDENT,
-        CLN_HOLD,
-    )
+    saved = CLN_GROUP_TILES, CLN_STREAM_PPR, CLN_STREAM_STAGES, CLN_STREAM_LEAD, CLN_RESIDENT
     if group_tiles is not None:
         CLN_GROUP_TILES = int(group_tiles)
     if stream_ppr is not None:
@@ -345,19 +329,10 @@ def cln_knobs(
         CLN_STREAM_LEAD = int(stream_lead)
     if resident is not None:
         CLN_RESIDENT = int(resident)
-    if hold is not None:
-        CLN_HOLD = int(hold)
     try:
         yield
     finally:
-        (
-            CLN_GROUP_TILES,
-            CLN_STREAM_PPR,
-            CLN_STREAM_STAGES,
-            CLN_STREAM_LEAD,
-            CLN_RESIDENT,
-            CLN_HOLD,
-        ) = saved
+        CLN_GROUP_TILES, CLN_STREAM_PPR, CLN_STREAM_STAGES, CLN_STREAM_LEAD, CLN_RESIDENT = saved
 
 
 def rmsnorm_forward(x: Tensor, weight: Tensor | None, eps: float, y: Tensor, rstd: Tensor) -> None:

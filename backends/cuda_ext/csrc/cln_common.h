@@ -41,7 +41,6 @@
 #include <type_traits>
 #include <utility>
 
-#include "cln_hold.cuh"
 #include "cln_kernels.cuh"
 #include "cln_resident.cuh"
 #include "cln_stream.cuh"
@@ -160,12 +159,12 @@ struct StreamPlan {
   size_t smem = 0;  // dynamic shared memory bytes
 };
 
-// Shared memory of an SM (sm_90: 228 KB, 1 KB of it reserved per block), the
-// static shared arrays of a streaming block (at most ~5 KB) and the blocks its
-// registers allow (256 threads at 64-80 registers: 3), for the automatic plan.
+// Shared memory of an SM (sm_90: 228 KB, 1 KB of it reserved per block) and
+// the static shared arrays of a streaming block (at most ~6 KB), for the
+// automatic plan; kStreamMaxBlocksPerSm (cln_stream.cuh): the blocks its
+// registers allow.
 constexpr size_t kSmemPerSm = 228 * 1024;
 constexpr size_t kStreamStaticSmem = 6 * 1024;
-constexpr int kStreamMaxBlocksPerSm = 3;
 
 // The streaming plan of a call from the knobs (stream_ppr: -1 the
 // register-tile kernels, 0 automatic, else forced; stream_stages S and
@@ -325,55 +324,9 @@ bool use_resident(const ClnFwdCall& c, const char* op) {
                                std::to_string(bytes) + " bytes)");
     return true;
   }
-  const bool forced =
-      c.stream_ppr != 0 || c.stream_stages != 0 || c.stream_lead != 0 || c.hold > 0;
+  const bool forced = c.stream_ppr != 0 || c.stream_stages != 0 || c.stream_lead != 0;
   return !forced && bytes <= static_cast<long long>(kResidentAutoBytes);
 }
-
-// The hold forward (include/cln_hold.cuh): one block per tile by ticket, the
-// tile in shared memory.  PPR values compiled (128-, 256- and 512-byte row
-// segments).
-using HoldPprs = std::integer_sequence<int, 8, 16, 32>;
-// Automatic: the widest rows whose tile stays within kHoldTileTarget (two to
-// three blocks per SM at 228 KB, the skeleton's best: C = 512 fp32 at PPR 8,
-// C = 128 at PPR 32), narrowed (not below 8) while the call has fewer than
-// kHoldMinTilesPerSm tiles per SM; 0 (another kernel) where even PPR 8 does
-// not fit kStreamSmemBudget (C past ~1500 in fp32).
-constexpr long long kHoldTileTarget = 64 * 1024;
-constexpr long long kHoldMinTilesPerSm = 4;
-template <typename T>
-int hold_ppr(const ClnFwdCall& c, const char* op) {
-  if (c.hold < 0) return 0;
-  constexpr int V = PackInfo<T>::V;
-  const auto fits = [&](int ppr) {
-    return hold_smem_bytes<T>(c.C, ppr) <= static_cast<long long>(kStreamSmemBudget);
-  };
-  if (c.hold > 0) {
-    if (c.hold != 8 && c.hold != 16 && c.hold != 32)
-      throw std::runtime_error(std::string("cuda_ext: ") + op + ": hold " +
-                               std::to_string(c.hold) +
-                               " is not compiled (choices: 8, 16, 32; -1: never; 0: automatic)");
-    if (!fits(static_cast<int>(c.hold)))
-      throw std::runtime_error(std::string("cuda_ext: ") + op + ": hold " +
-                               std::to_string(c.hold) + " with C = " + std::to_string(c.C) +
-                               " needs more shared memory than a block has");
-    return static_cast<int>(c.hold);
-  }
-  if (c.stream_ppr != 0 || c.stream_stages != 0 || c.stream_lead != 0 || !fits(8)) return 0;
-  int ppr = 32;
-  while (ppr > 8 && c.C * ppr * 16 > kHoldTileTarget) ppr /= 2;
-  while (ppr > 8 && c.B * cdiv(c.L, static_cast<long long>(ppr) * V) <
-                        kHoldMinTilesPerSm * sm_count())
-    ppr /= 2;
-  return ppr;
-}
-template <int PPR>
-struct HoldPath {  // cln_hold.cuh, one block per tile, forward only
-  template <typename T>
-  static constexpr int bt() {
-    return HoldGeom<T, PPR>::BT;
-  }
-};
 
 // A call's cross-tile plan and workspace (both directions): checks the sizes
 // and the workspace, zeroes what needs it (on the call's stream).
@@ -444,19 +397,14 @@ void with_cln_path(const Call& c, const char* op, bool bwd, F&& f) {
   });
 }
 
-// Workspace bytes of a cLN call on one kernel path (the bt<T>() of tp /
-// path as f receives them); `partials`: the backward's dgamma / dbeta partials.
-template <typename Tp, typename Path, typename Call>
-size_t path_workspace_bytes(const Call& c, Tp, Path, bool partials) {
-  using T = typename Tp::T;
-  const Plan p = plan(c.B, c.L, Path::template bt<T>(), c.group_tiles);
-  return layout(sizeof(acc_t<T>), p.ntot, c.B * p.ngroups, c.C, partials).total;
-}
+// Workspace bytes of a cLN call; `partials`: the backward's dgamma / dbeta partials.
 template <template <typename> class Cfgs, typename Pprs = StreamPprs, typename Call>
 size_t cln_workspace_bytes(const Call& c, const char* op, bool bwd, bool partials) {
   size_t bytes = 0;
   with_cln_path<Cfgs, Pprs>(c, op, bwd, [&](auto tp, auto path) {
-    bytes = path_workspace_bytes(c, tp, path, partials);
+    using T = typename decltype(tp)::T;
+    const Plan p = plan(c.B, c.L, decltype(path)::template bt<T>(), c.group_tiles);
+    bytes = layout(sizeof(acc_t<T>), p.ntot, c.B * p.ngroups, c.C, partials).total;
   });
   return bytes;
 }

@@ -7,13 +7,6 @@ namespace normk {
 namespace {
 using namespace cln_detail;
 
-// Timing diagnostic (bench/diag_cln_stream.py): NORMK_CLN_DIAG levels of the
-// streaming and hold kernels (their comments); the outputs are then wrong.
-int diag_level() {
-  const char* diag = std::getenv("NORMK_CLN_DIAG");
-  return diag ? std::atoi(diag) : 0;
-}
-
 template <typename T, typename P, typename Cf>
 void launch(const RegPath<Cf>&, ClnFwdArgs<T, P>& a, long long ntot, cudaStream_t st) {
   using G = ClnGeom<T, Cf::TPR, Cf::R>;
@@ -25,20 +18,11 @@ void launch(const RegPath<Cf>&, ClnFwdArgs<T, P>& a, long long ntot, cudaStream_
 
 template <typename T, typename P, int PPR>
 void launch(const StreamPath<PPR>& path, ClnFwdArgs<T, P>& a, long long ntot, cudaStream_t st) {
-  a.diag = diag_level();  // 1: no cross-tile wait; 2: also no statistics
+  // Timing diagnostic (bench/diag_cln_stream.py): NORMK_CLN_DIAG=1 leaves the cross-tile
+  // wait out, 2 also the statistics; the outputs are then wrong.
+  const char* diag = std::getenv("NORMK_CLN_DIAG");
+  a.diag = diag ? std::atoi(diag) : 0;
   stream_launch(&cln_fwd_stream_kernel<T, P, PPR>, path.sp, ntot, st, a, "cln_forward");
-}
-
-template <typename T, typename P, int PPR>
-void launch(const HoldPath<PPR>&, ClnFwdArgs<T, P>& a, long long ntot, cudaStream_t st) {
-  a.nchunks = 1;
-  a.diag = diag_level();
-  const size_t smem = static_cast<size_t>(hold_smem_bytes<T>(a.C, PPR));
-  auto* kernel = &cln_fwd_hold_kernel<T, P, PPR>;
-  if (blocks_per_sm(reinterpret_cast<const void*>(kernel), kHoldThreads, smem) < 1)
-    throw std::runtime_error("cuda_ext: cln_forward: the hold kernel does not fit on an SM (" +
-                             std::to_string(smem) + " bytes of shared memory)");
-  NORMK_LAUNCH(kernel, static_cast<unsigned>(ntot), kHoldThreads, smem, st)(a);  // one per tile
 }
 
 // The kernel arguments every forward kernel takes from the call.
@@ -91,23 +75,6 @@ void resident_impl(const ClnFwdCall& c, cudaStream_t st) {
   check_launch("cln_forward resident kernel launch");
 }
 
-// f(tp, path) for the call's forward kernel family past the resident kernel:
-// the hold kernel where hold_ppr gives it, else with_cln_path's choice.
-template <typename F>
-void with_fwd_path(const ClnFwdCall& c, F&& f) {
-  const char* op = "cln_forward";
-  int ppr = 0;
-  dispatch_types(c.dtype, c.param_dtype, op,
-                 [&](auto tp) { ppr = hold_ppr<typename decltype(tp)::T>(c, op); });
-  if (ppr > 0) {
-    dispatch_types(c.dtype, c.param_dtype, op, [&](auto tp) {
-      with_ppr(HoldPprs{}, ppr, [&](auto pc) { f(tp, HoldPath<decltype(pc)::value>{}); });
-    });
-    return;
-  }
-  with_cln_path<FwdCfgs>(c, op, false, f);
-}
-
 // Whether the call takes the resident kernel (checks a forced request).
 bool resident_call(const ClnFwdCall& c) {
   bool r = false;
@@ -121,9 +88,7 @@ bool resident_call(const ClnFwdCall& c) {
 
 size_t cln_fwd_workspace_bytes(const ClnFwdCall& c) {
   if (resident_call(c)) return 0;
-  size_t bytes = 0;
-  with_fwd_path(c, [&](auto tp, auto path) { bytes = path_workspace_bytes(c, tp, path, false); });
-  return bytes;
+  return cln_workspace_bytes<FwdCfgs>(c, "cln_forward", false, false);
 }
 
 void cln_fwd(const ClnFwdCall& c, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
@@ -133,7 +98,7 @@ void cln_fwd(const ClnFwdCall& c, void* workspace, size_t workspace_bytes, cudaS
     });
     return;
   }
-  with_fwd_path(c, [&](auto tp, auto path) {
+  with_cln_path<FwdCfgs>(c, "cln_forward", false, [&](auto tp, auto path) {
     using T = typename decltype(tp)::T;
     using P = typename decltype(tp)::P;
     fwd_impl<T, P>(c, path, workspace, workspace_bytes, stream);

@@ -54,11 +54,6 @@ struct ClnFwdCall {
   // streaming setting is forced, 1 = always (throws where it does not fit),
   // -1 = never.
   int64_t resident = 0;
-  // The hold forward (include/cln_hold.cuh, kernels.py's CLN_HOLD): 0 =
-  // automatic (csrc/cln_common.h, hold_ppr), 8 / 16 / 32 = that kernel with
-  // that many 16-byte packs per tile row (throws where the tile does not fit
-  // an SM), -1 = never.
-  int64_t hold = 0;
 };
 size_t cln_fwd_workspace_bytes(const ClnFwdCall& c);
 void cln_fwd(const ClnFwdCall& c, void* workspace, size_t workspace_bytes, cudaStream_t stream);

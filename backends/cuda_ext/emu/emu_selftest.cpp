@@ -245,9 +245,7 @@ Buf to_buf(const std::vector<double>& v, DType t) {
 // launcher's choice (the streaming kernels wherever their ring fits), -1 the
 // register-tile kernels, else a forced streaming tile shape.  resident: the
 // forward's resident kernel, 0 where the sequence fits (every short shape
-// here), 1 forced, -1 never (the cross-tile kernels).  hold: the forward's
-// hold kernel, 0 automatic (wherever neither the resident kernel nor a
-// streaming knob takes the call), 8 / 16 / 32 forced, -1 never.
+// here), 1 forced, -1 never (the cross-tile kernels).
 struct Knobs {
   const char* name;
   int64_t group;
@@ -255,30 +253,23 @@ struct Knobs {
   int64_t stream_stages = 0;
   int64_t stream_lead = 0;
   int64_t resident = 0;
-  int64_t hold = 0;
 };
 // The default: one group for every shape here (at most 141 tiles).
 const Knobs kDefault{"default", 0};
 // Small G: several group links, group starts and in-group tiles (G = 1:
-// every tile a group start), with the automatic hold kernel and forced hold
-// shapes; the streaming kernels' automatic shape; the register-tile kernels;
-// forced streaming shapes (PPR 4 / 8 / 16; 2- to 4-deep rings, producer
-// leads 1 to 3) where the shape fits them.
+// every tile a group start); the register-tile kernels; forced streaming
+// shapes (PPR 4 / 8 / 16; 2- to 4-deep rings, producer leads 1 to 3) where
+// the shape fits them.
 const Knobs kSmallG[] = {{"G=3", 3, 0, 0, 0, -1},
                          {"G=1", 1, 0, 0, 0, -1},
-                         {"hold=16 G=2", 2, 0, 0, 0, 0, 16},
-                         {"hold=32 G=1", 1, 0, 0, 0, 0, 32},
-                         {"stream G=3", 3, 0, 0, 0, -1, -1},
                          {"resident", 0, 0, 0, 0, 1},
                          {"regs", 0, -1},
                          {"regs G=3", 3, -1},
                          {"ppr=8 S=2 G=2", 2, 8, 2},
                          {"ppr=16 S=4 D=2", 0, 16, 4, 2},
                          {"ppr=4 S=4 D=3 G=3", 3, 4, 4, 3}};
-// Streaming with state and G = 2: the automatic (hold) forward, the
-// streaming kernels' forward.
+// Streaming with state and G = 2.
 const Knobs kStream{"G=2", 2, 0, 0, 0, -1};
-const Knobs kStreamNoHold{"stream G=2", 2, 0, 0, 0, -1, -1};
 // The long sequences (L >= 1000; slow on the emulator: one fiber per CUDA
 // thread) run the default (for the 141 fp32 tiles of L = 4500, one group:
 // the last tile reduces 140 words, more than the kPrefixU rounds of 32 in
@@ -289,7 +280,7 @@ const Knobs kLongG{"G=33", 33, 0, 0, 0, -1};
 // A forced streaming shape that needs more shared memory than a block has
 // throws (launchers.h); such a variant is skipped for that shape.
 bool too_big(const std::runtime_error& e, const Knobs& k) {
-  return (k.stream_ppr > 0 || k.stream_stages > 0 || k.resident > 0 || k.hold > 0) &&
+  return (k.stream_ppr > 0 || k.stream_stages > 0 || k.resident > 0) &&
          std::strstr(e.what(), "needs more shared memory") != nullptr;
 }
 
@@ -308,18 +299,15 @@ void set_knobs(Call& c, const Knobs& k) {
   c.stream_ppr = k.stream_ppr;
   c.stream_stages = k.stream_stages;
   c.stream_lead = k.stream_lead;
-  if constexpr (std::is_same_v<Call, normk::ClnFwdCall>) {
-    c.resident = k.resident;
-    c.hold = k.hold;
-  }
+  if constexpr (std::is_same_v<Call, normk::ClnFwdCall>) c.resident = k.resident;
 }
 
 // full: every knob variant; else the default and kLongG only.
 void test_cln(DType dt, DType pt, bool params, int B, int C, int L, double dc, bool full) {
   std::vector<Knobs> variants(std::begin(kSmallG), std::end(kSmallG));
   if (!full) variants = {kLongG};
-  std::vector<const Knobs*> streams = {&kDefault, &kStream, &kStreamNoHold};
-  if (!full) streams.resize(1);
+  std::vector<const Knobs*> streams = {&kDefault, &kStream};
+  if (!full) streams.pop_back();
   const DType acc = acc_of(dt);
   Buf xb = to_buf(rand_vec(static_cast<size_t>(B) * C * L, 1.0, dc), dt);
   const auto x = xb.values();

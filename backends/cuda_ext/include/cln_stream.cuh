@@ -93,6 +93,9 @@ constexpr int kStreamThreads = 256;
 constexpr int kStreamHalf = 128;  // producer threads; consumer threads (scan warp + output)
 constexpr int kStreamOut = kStreamHalf - 32;  // output threads (consumer warps 1-3)
 constexpr int kStreamMaxStages = 4;
+// Blocks per SM the forward's registers allow (256 threads at <= 80
+// registers; launch bounds below), for the launcher's plan.
+constexpr int kStreamMaxBlocksPerSm = 3;
 // Named barriers (0 is __syncthreads), with their thread counts: the
 // producer half (128); FULL[s]: producer -> scan warp (128 arrive + 32 wait);
 // READY[s]: scan warp -> output warps (32 + 96); EMPTY[s]: output warps ->
@@ -130,10 +133,8 @@ struct StreamGeom {
   static constexpr int BT = PPR * V;            // frames per tile
   static constexpr int RPI = kStreamHalf / PPR;  // rows per step of the producer's copies
   static constexpr int RPO = kStreamOut / PPR;   // rows per step of the output loop
-  static constexpr int NCG = kStreamHalf / BT;   // channel groups of the statistics
   static constexpr int FPL = (BT + 31) / 32;     // frames per lane of the warp scans
-  static_assert(PPR <= 32 && kStreamHalf % PPR == 0 && kStreamOut % PPR == 0 && NCG >= 1 &&
-                    kStreamHalf % BT == 0,
+  static_assert(PPR <= 32 && 32 % PPR == 0 && kStreamOut % PPR == 0 && BT <= kStreamHalf,
                 "bad stream tile shape");
 };
 
@@ -181,20 +182,39 @@ __device__ __forceinline__ void stream_issue_tile(T* dst, const T* src, int C, i
   }
 }
 
-// Sum the producer threads' per-frame partials over the channel groups
-// (thread h: frame h % BT, group h / BT) in a fixed order; the sum for frame
-// h goes to thread h < BT, the others get 0.  Two producer barriers.
-template <typename G, typename A>
-__device__ __forceinline__ A stream_frame_sum(A (*s_red)[G::BT], A part, int h) {
-  s_red[h / G::BT][h % G::BT] = part;
-  named_barrier(kBarProd, kStreamHalf);
-  A s = A(0);
-  if (h < G::BT) {
+// The statistics sums of both directions: NA per-frame partials v[a][k]
+// (frames j * V + k of pack column j = h % PPR, summed by the thread over its
+// rows) summed over the producer half: the lanes of one column by an xor
+// shuffle tree, then the 4 producer warps in order (fixed order: bitwise
+// reproducible).  Frame h's totals go to out[a] of thread h < BT (the others
+// get 0).  One producer barrier; the caller's next one frees s_red.
+constexpr int kStreamProdWarps = kStreamHalf / 32;
+template <typename G, int NA, typename A>
+__device__ __forceinline__ void stream_pack_sum(A (*s_red)[kStreamProdWarps][G::BT],
+                                                A (&v)[NA][G::V], int h, A (&out)[NA]) {
+  const int lane = h & 31, w = h >> 5;
 #pragma unroll
-    for (int g = 0; g < G::NCG; ++g) s += s_red[g][h];
+  for (int a = 0; a < NA; ++a)
+#pragma unroll
+    for (int k = 0; k < G::V; ++k)
+#pragma unroll
+      for (int o = G::PPR; o < 32; o <<= 1) v[a][k] += __shfl_xor_sync(kFullMask, v[a][k], o);
+  if (lane < G::PPR) {
+#pragma unroll
+    for (int a = 0; a < NA; ++a)
+#pragma unroll
+      for (int k = 0; k < G::V; ++k) s_red[a][w][lane * G::V + k] = v[a][k];
   }
-  named_barrier(kBarProd, kStreamHalf);  // s_red may be reused
-  return s;
+  named_barrier(kBarProd, kStreamHalf);
+#pragma unroll
+  for (int a = 0; a < NA; ++a) {
+    A sum = A(0);
+    if (h < G::BT) {
+#pragma unroll
+      for (int i = 0; i < kStreamProdWarps; ++i) sum += s_red[a][i][h];
+    }
+    out[a] = sum;
+  }
 }
 
 // The producer half's ring schedule (shared by both directions).  The
@@ -265,16 +285,24 @@ __device__ __forceinline__ void stream_consumer(int first, int stride, int ntot,
 // the tile aggregate.  Consumer: the prefix, then
 // y = (x - mu_t) * rstd_t * gamma + beta from the stage.
 // ---------------------------------------------------------------------------
+// At most 80 registers (3 blocks of 256 per SM, the plan's kStreamMaxBlocksPerSm), 2 blocks
+// (128) for fp64: with 16-byte statistics loads ptxas took 84-85 for fp32 unbounded, which
+// would have left room for 2 blocks only.
+template <typename T>
+constexpr int stream_fwd_min_blocks() {
+  return sizeof(T) == 8 ? 2 : kStreamMaxBlocksPerSm;
+}
+
 template <typename T, typename P, int PPR>
-__global__ void __launch_bounds__(kStreamThreads, 1)
+__global__ void __launch_bounds__(kStreamThreads, stream_fwd_min_blocks<T>())
     cln_fwd_stream_kernel(const ClnFwdArgs<T, P> args) {
   using A = acc_t<T>;
   using G = StreamGeom<T, PPR>;
-  constexpr int V = G::V, BT = G::BT, NCG = G::NCG;
+  constexpr int V = G::V, BT = G::BT;
 
   __shared__ A s_mu[kStreamMaxStages][BT];  // frame mean -> in-tile scan -> mu_t
   __shared__ A s_m2[kStreamMaxStages][BT];  // frame M2 -> in-tile scan -> rstd_t
-  __shared__ A s_red[NCG][BT];
+  __shared__ A s_red[1][kStreamProdWarps][BT];  // the producer warps' partials
   T* const ring = dynamic_smem<T>();
 
   const int C = args.C, L = args.L;
@@ -297,7 +325,11 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
 
   if (tid >= kStreamHalf) {  // ---- producer ----
     const int h = tid - kStreamHalf;
-    const int f = h % BT, cg = h / BT;
+    // Statistics: thread h sums pack column j of rows r0, r0 + RPI, ... (16-byte
+    // shared loads, V frames each; a warp reads 512 contiguous bytes).  It
+    // replaced one frame per thread with element loads (16-bit words for
+    // bf16: 16x the load instructions), measured in bench/results/NOTES.md 10.
+    const int j = h % G::PPR, r0 = h / G::PPR;
     const A inv_c = A(1) / static_cast<A>(C);
     auto issue = [&](int s, int tile) {
       stream_issue_tile<G>(ring + s * tile_elems,
@@ -306,20 +338,34 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
     };
     auto stats = [&](int s, int tile) {
       if (args.diag >= 2) return;  // timing diagnostic: no statistics, no publication
-      const T* tl = ring + s * tile_elems;
-      A acc = A(0);
-      for (int c = cg; c < C; c += NCG) acc += Elem<T>::to_acc(tl[c * BT + f]);
-      A sum = stream_frame_sum<G>(s_red, acc, h);
-      if (h < BT) s_mu[s][h] = sum * inv_c;
-      named_barrier(kBarProd, kStreamHalf);
-      const A mf = s_mu[s][f];
-      acc = A(0);
-      for (int c = cg; c < C; c += NCG) {
-        const A d = Elem<T>::to_acc(tl[c * BT + f]) - mf;
-        acc += d * d;
+      const uint4* tl = reinterpret_cast<const uint4*>(ring + s * tile_elems);
+      A v[1][V], sum[1];
+#pragma unroll
+      for (int k = 0; k < V; ++k) v[0][k] = A(0);
+      for (int c = r0; c < C; c += G::RPI) {
+        const uint4 u = tl[c * G::PPR + j];
+#pragma unroll
+        for (int k = 0; k < V; ++k) v[0][k] += Elem<T>::get(u, k);
       }
-      sum = stream_frame_sum<G>(s_red, acc, h);
-      if (h < BT) s_m2[s][h] = sum;
+      stream_pack_sum<G>(s_red, v, h, sum);
+      if (h < BT) s_mu[s][h] = sum[0] * inv_c;
+      named_barrier(kBarProd, kStreamHalf);
+      A mf[V];
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        mf[k] = s_mu[s][j * V + k];
+        v[0][k] = A(0);
+      }
+      for (int c = r0; c < C; c += G::RPI) {
+        const uint4 u = tl[c * G::PPR + j];
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          const A d = Elem<T>::get(u, k) - mf[k];
+          v[0][k] += d * d;
+        }
+      }
+      stream_pack_sum<G>(s_red, v, h, sum);
+      if (h < BT) s_m2[s][h] = sum[0];
       named_barrier(kBarProd, kStreamHalf);
       if (h < 32) cln_fwd_tile_publish<G>(args, tile, s_mu[s], s_m2[s]);
     };
@@ -383,11 +429,11 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
     cln_bwd_stream_kernel(const ClnBwdArgs<T, P> args) {
   using A = acc_t<T>;
   using G = StreamGeom<T, PPR>;
-  constexpr int V = G::V, BT = G::BT, NCG = G::NCG;
+  constexpr int V = G::V, BT = G::BT;
   static_assert((2 * BT * sizeof(A)) % 16 == 0, "stage parts must stay 16-byte aligned");
 
   __shared__ A s_abc[kStreamMaxStages][3][BT];  // a_t, b_t, c_t -> in-tile suffix -> P - S_a, S_b
-  __shared__ A s_red[NCG][BT];
+  __shared__ A s_red[2][kStreamProdWarps][BT];  // the producer warps' partials
   unsigned char* const ring = dynamic_smem<unsigned char>();
 
   const int C = args.C, L = args.L;
@@ -410,7 +456,7 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
 
   if (tid >= kStreamHalf) {  // ---- producer ----
     const int h = tid - kStreamHalf;
-    const int f = h % BT, cg = h / BT;
+    const int j = h % G::PPR, r0 = h / G::PPR;  // pack column, first row (as the forward)
     auto issue = [&](int s, int tile) {
       const int b = tile % args.B;
       const int t0 = first_frame(tile);
@@ -435,16 +481,26 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
       const A K = args.mean[static_cast<long long>(b) * L];
       const long long cnt0 = args.count ? args.count[b] : 0LL;
       // Frames past L: dy = 0 there, so both sums vanish.
-      const A mf = s_mu[f], rf = s_r[f];
-      A g1 = A(0), g2 = A(0);
-      for (int c = cg; c < C; c += NCG) {
-        const A gm = args.gamma ? s_gamma[c] : A(1);
-        const A g = Elem<T>::to_acc(gt[c * BT + f]) * gm;
-        g1 += g;
-        g2 += g * ((Elem<T>::to_acc(xt[c * BT + f]) - mf) * rf);
+      A mf[V], rf[V], g12[2][V], sums[2];
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        mf[k] = s_mu[j * V + k];
+        rf[k] = s_r[j * V + k];
+        g12[0][k] = g12[1][k] = A(0);
       }
-      const A s1 = stream_frame_sum<G>(s_red, g1, h);
-      const A s2 = stream_frame_sum<G>(s_red, g2, h);
+      for (int c = r0; c < C; c += G::RPI) {
+        const A gm = args.gamma ? s_gamma[c] : A(1);
+        const uint4 ux = *reinterpret_cast<const uint4*>(xt + c * BT + j * V);
+        const uint4 ug = *reinterpret_cast<const uint4*>(gt + c * BT + j * V);
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          const A g = Elem<T>::get(ug, k) * gm;
+          g12[0][k] += g;
+          g12[1][k] += g * ((Elem<T>::get(ux, k) - mf[k]) * rf[k]);
+        }
+      }
+      stream_pack_sum<G>(s_red, g12, h, sums);
+      const A s1 = sums[0], s2 = sums[1];
       if (h < BT) {
         const int t = t0 + h;
         A a_ = A(0), b_ = A(0), c_ = A(0);
