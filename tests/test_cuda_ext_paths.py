@@ -88,6 +88,19 @@ def test_state_16bit(cdevice, name, dtype):
         harness.check_cln_backward("cuda_ext", cdevice, (2, 6, 41), dtype, True, history_frames=29)
 
 
+@pytest.mark.parametrize("name", ["stream", "stream-G2", "regs-G3"])
+def test_workspace_reuse(cdevice, name):
+    """Back-to-back calls of one shape get the same workspace block from the caching
+    allocator, its slots still holding the previous call's published words with their
+    ready flags set.  The launcher must zero them, or a tile that reads a word before its
+    writer republishes it takes a stale prefix: 256 tiles in flight at once make that
+    race likely.  (The shape is small because the oracle is quadratic in T.)"""
+    with variant(name):
+        for _ in range(2):
+            harness.check_cln_forward("cuda_ext", cdevice, (8, 4, 1024), torch.float32, True)
+            harness.check_cln_backward("cuda_ext", cdevice, (8, 4, 1024), torch.float32, True)
+
+
 @pytest.mark.parametrize("name", ["auto", "stream", "stream-G2", "regs-G3"])
 def test_causal(cdevice, name):
     with variant(name):

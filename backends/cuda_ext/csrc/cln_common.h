@@ -112,7 +112,8 @@ inline Plan plan(long long B, long long L, int bt, int64_t group_tiles) {
 // Workspace: [ticket | flags (ntot ints) | group flags (B x ngroups ints)
 //             | slots (ntot x kSlotW acc) | group slots (B x ngroups x kSlotW acc)
 //             | partials (ntot x 2C acc) | colsum scratch | 2C acc sink].
-// Only the ticket and the flags need zeroing.
+// Zeroed: the ticket and the flags, and with float accumulators the slots
+// too (they hold the ready flags: kPairs, include/norm_common.cuh).
 struct Layout {
   size_t flags, gflags, slots, gslots, partial, scratch, sink, total, zero_bytes;
 };
@@ -124,6 +125,7 @@ inline Layout layout(size_t acc, long long ntot, long long ngtot, long long C, b
   l.slots = align_up(l.zero_bytes, 256);
   l.gslots = align_up(l.slots + kSlotW * acc * ntot, 256);
   l.partial = align_up(l.gslots + kSlotW * acc * ngtot, 256);
+  if (acc == sizeof(float) && kPairs<float>) l.zero_bytes = l.partial;  // flags in the slots
   l.scratch = l.partial;
   l.sink = l.partial;
   l.total = l.partial;

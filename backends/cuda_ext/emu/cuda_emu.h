@@ -311,6 +311,15 @@ template <typename A>
 A ld_relaxed(const A* p) { return *p; }
 template <typename A>
 void st_relaxed(A* p, A v) { *p = v; }
+inline void st_pair(float* p, float v) {
+  const unsigned long long w = __float_as_uint(v) | (1ull << 32);
+  std::memcpy(p, &w, 8);
+}
+inline unsigned long long ld_pair(const float* p) {
+  unsigned long long w;
+  std::memcpy(&w, p, 8);
+  return w;
+}
 inline void named_barrier(int id, int nthreads) {
   normk_emu::block().barriers[id].arrive_and_wait(static_cast<unsigned>(nthreads));
 }

@@ -284,11 +284,16 @@ bool too_big(const std::runtime_error& e, const Knobs& k) {
          std::strstr(e.what(), "needs more shared memory") != nullptr;
 }
 
-// Run a launcher with a 256-byte aligned host workspace of the size it asks for.
+// Run a launcher with a 256-byte aligned host workspace of the size it asks
+// for, poisoned (0xA5 bytes) as a reused torch.empty workspace may be: a
+// ticket counter or a partial the launcher forgot to zero shows.  (A ready
+// flag it forgot cannot show here: blocks run in ticket order, so every word
+// is written before it is read; tests/test_cuda_ext_paths.py,
+// test_workspace_reuse, covers that on the GPU.)
 template <typename Call>
 void run_with_workspace(const Call& c, size_t (*bytes)(const Call&),
                         void (*run)(const Call&, void*, size_t, cudaStream_t)) {
-  std::vector<unsigned char> ws(bytes(c) + 256);
+  std::vector<unsigned char> ws(bytes(c) + 256, 0xA5);
   void* w = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(ws.data()) + 255) & ~uintptr_t(255));
   run(c, w, ws.size() - 256, nullptr);
 }

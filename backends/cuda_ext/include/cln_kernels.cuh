@@ -106,7 +106,15 @@
 // is computed by the scan warp itself from shared memory after the named
 // barrier, so every data thread's contribution is ordered before it.
 // Readers: ld.relaxed.gpu flags, then fence.acq_rel.gpu, then the payloads.
-// No float atomics.
+// With float accumulators (fp32, fp16, bf16 inputs) a slot instead holds
+// W {value, ready flag} pairs, each stored and loaded as one 64-bit access
+// (norm_common.cuh, st_pair): a reader loads all of a word's pairs at once
+// and needs every flag set, one L2 round trip per word instead of two and
+// no fence; the flag arrays go unused.  The reader only ever uses the
+// payload it loaded, so relaxed order is enough.  H200, forward (fraction
+// of copy bandwidth, bench/results/nvidia-h200-s7d-tune-cln.log vs -s7c-):
+// (16, 512, 4000) fp32 0.64 -> 0.73, bf16 0.50 -> 0.56; (2, 128, 64000) fp32
+// 0.52 -> 0.61; (1, 64, 2e6) fp32 0.49 -> 0.70.  No float atomics.
 //
 // Forward per tile: exact per-frame mean and M2 over the channels (two
 // passes over registers: the sum, then the squared deviations from the
@@ -150,9 +158,10 @@ constexpr int kBarData = 1;  // the NT data threads
 constexpr int kBarAll = 2;   // data threads + scan warp: hand-offs
 
 
-// Payload words per published slot (tile aggregate or group prefix); the
-// forward uses 2 of them, the backward 3.
-constexpr int kSlotW = 4;
+// Words of A per published slot (tile aggregate or group prefix): the
+// forward's payload is 2 words, the backward's 3; with float accumulators
+// each travels as a {value, flag} pair (kPairs), so 6 words.
+constexpr int kSlotW = 6;
 // Rounds of 32 published words whose loads are in flight at once: one L2
 // round trip for the flags and one for the payloads per 128 words, instead
 // of per 32.
@@ -255,6 +264,14 @@ struct ClnFwdOp {
     st_relaxed(s, v.m);
     st_relaxed(s + 1, v.M);
   }
+  // As W published pairs (kPairs<A>).
+  __device__ __forceinline__ static Wd from_pairs(const unsigned long long (&w)[W]) {
+    return Wd{pair_value(w[0]), pair_value(w[1])};
+  }
+  __device__ __forceinline__ static void store_pairs(A* s, const V& v) {
+    st_pair(s, v.m);
+    st_pair(s + 2, v.M);
+  }
 };
 
 template <typename A>
@@ -287,6 +304,14 @@ struct ClnBwdOp {
     st_relaxed(s + 1, v.b);
     st_relaxed(s + 2, v.c);
   }
+  __device__ __forceinline__ static Wd from_pairs(const unsigned long long (&w)[W]) {
+    return Wd{pair_value(w[0]), pair_value(w[1]), pair_value(w[2])};
+  }
+  __device__ __forceinline__ static void store_pairs(A* s, const V& v) {
+    st_pair(s, v.a);
+    st_pair(s + 2, v.b);
+    st_pair(s + 4, v.c);
+  }
 };
 
 // Reduce the published words [lo, hi) of one sequence in a fixed order (a
@@ -307,6 +332,32 @@ __device__ __forceinline__ typename Op::V cln_reduce_published(const int* flags,
   constexpr int U = kPrefixU;
   const int lane = threadIdx.x & 31;
   V acc = Op::identity();
+  if constexpr (kPairs<A>) {  // payload and flags in one round trip (norm_common.cuh, st_pair)
+    constexpr int W = Op::W;
+    for (int c0 = lo + lane; c0 - lane < hi; c0 += 32 * U) {
+      unsigned long long w[U][W];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const A* p = slots + static_cast<long long>(c0 + 32 * u) * kSlotW;
+#pragma unroll
+        for (int k = 0; k < W; ++k) w[u][k] = c0 + 32 * u < hi ? ld_pair(p + 2 * k) : ~0ull;
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const A* p = slots + static_cast<long long>(c0 + 32 * u) * kSlotW;
+#pragma unroll
+        for (int k = 0; k < W; ++k) {
+          while (!pair_ready(w[u][k])) {
+            __nanosleep(20);
+            w[u][k] = ld_pair(p + 2 * k);
+          }
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (c0 + 32 * u < hi) acc = Op::combine(acc, Op::lift(Op::from_pairs(w[u]), wn));
+    }
+  } else {
   for (int c0 = lo + lane; c0 - lane < hi; c0 += 32 * U) {  // warp-uniform trip count
     int fl[U];
 #pragma unroll
@@ -321,6 +372,7 @@ __device__ __forceinline__ typename Op::V cln_reduce_published(const int* flags,
 #pragma unroll
     for (int u = 0; u < U; ++u)
       if (c0 + 32 * u < hi) acc = Op::combine(acc, Op::lift(w[u], wn));
+  }
   }
 #pragma unroll
   for (int o = 1; o < 32; o <<= 1) {
@@ -348,16 +400,35 @@ __device__ __forceinline__ typename Op::V cln_exclusive_prefix(int i, int G, con
   const int bs = lo / G;  // E_lo is the state or group bs's published prefix
   V E = state;
   if (bs > 0) {
-    int f = flag_relaxed(gflags + bs);
-    flag_spin(gflags + bs, f);
-    fence_acquire();
-    E = Op::lift(Op::load(gslots + static_cast<long long>(bs) * Op::W),
-                 n0 + static_cast<long long>(lo) * tile_n);
+    const long long nb = n0 + static_cast<long long>(lo) * tile_n;
+    if constexpr (kPairs<A>) {
+      const A* p = gslots + static_cast<long long>(bs) * kSlotW;
+      unsigned long long w[Op::W];
+#pragma unroll
+      for (int k = 0; k < Op::W; ++k) w[k] = ld_pair(p + 2 * k);
+#pragma unroll
+      for (int k = 0; k < Op::W; ++k) {
+        while (!pair_ready(w[k])) {
+          __nanosleep(20);
+          w[k] = ld_pair(p + 2 * k);
+        }
+      }
+      E = Op::lift(Op::from_pairs(w), nb);
+    } else {
+      int f = flag_relaxed(gflags + bs);
+      flag_spin(gflags + bs, f);
+      fence_acquire();
+      E = Op::lift(Op::load(gslots + static_cast<long long>(bs) * Op::W), nb);
+    }
   }
   E = Op::combine(E, R);
   if (start && (threadIdx.x & 31) == 0) {
-    Op::store(gslots + static_cast<long long>(s) * Op::W, E);
-    flag_release(gflags + s, 1);
+    if constexpr (kPairs<A>) {
+      Op::store_pairs(gslots + static_cast<long long>(s) * kSlotW, E);
+    } else {
+      Op::store(gslots + static_cast<long long>(s) * Op::W, E);
+      flag_release(gflags + s, 1);
+    }
   }
   return E;
 }
@@ -365,8 +436,12 @@ __device__ __forceinline__ typename Op::V cln_exclusive_prefix(int i, int G, con
 // Publish a tile aggregate (one lane).
 template <typename Op, typename A>
 __device__ __forceinline__ void cln_publish(int* flags, A* slots, int i, const typename Op::V& v) {
-  Op::store(slots + static_cast<long long>(i) * Op::W, v);
-  flag_release(flags + i, 1);
+  if constexpr (kPairs<A>) {
+    Op::store_pairs(slots + static_cast<long long>(i) * kSlotW, v);
+  } else {
+    Op::store(slots + static_cast<long long>(i) * Op::W, v);
+    flag_release(flags + i, 1);
+  }
 }
 
 // ---------------------------------------------------------------------------

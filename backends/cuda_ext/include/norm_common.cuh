@@ -333,7 +333,34 @@ __device__ __forceinline__ void st_relaxed(float* p, float v) {
 __device__ __forceinline__ void st_relaxed(double* p, double v) {
   asm volatile("st.relaxed.gpu.global.f64 [%0], %1;" ::"l"(p), "d"(v) : "memory");
 }
+// Published pairs (fp32 / fp16 / bf16 inputs, whose accumulators are
+// float): each payload word travels with its own ready flag as one 64-bit
+// access {value, 1}, single-copy atomic in the PTX memory model (which
+// models wider accesses as several of at most 64 bits), so a reader that
+// sees every flag of a word set has the whole payload without a separate
+// flag load and fence: one L2 round trip per word instead of two.
+// Relaxed at gpu scope: served by L2, never by a stale L1 line.
+__device__ __forceinline__ void st_pair(float* p, float v) {
+  const unsigned long long w = __float_as_uint(v) | (1ull << 32);
+  asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(p), "l"(w) : "memory");
+}
+__device__ __forceinline__ unsigned long long ld_pair(const float* p) {
+  unsigned long long w;
+  asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(w) : "l"(p) : "memory");
+  return w;
+}
 #endif  // else: backends/cuda_ext/emu/cuda_emu.h provides them
+
+// Whether accumulator type A publishes pairs (st_pair) instead of a payload
+// and a separate flag (fp64: an 8-byte payload word leaves no room for the
+// flag in one 64-bit access).
+template <typename A>
+constexpr bool kPairs = sizeof(A) == 4;
+// A pair's value and its ready flag.
+__device__ __forceinline__ float pair_value(unsigned long long w) {
+  return __uint_as_float(static_cast<uint32_t>(w));
+}
+__device__ __forceinline__ bool pair_ready(unsigned long long w) { return (w >> 32) != 0; }
 
 // Spin until *p != 0 (relaxed loads; the caller fences before reading the
 // payload).  Only ever called on flags of blocks with an earlier ticket,
