@@ -320,6 +320,14 @@ inline unsigned long long ld_pair(const float* p) {
   std::memcpy(&w, p, 8);
   return w;
 }
+inline void st_pair2(float* p, float a, float b) {
+  st_pair(p, a);
+  st_pair(p + 2, b);
+}
+inline void ld_pair2(const float* p, unsigned long long& a, unsigned long long& b) {
+  a = ld_pair(p);
+  b = ld_pair(p + 2);
+}
 inline void named_barrier(int id, int nthreads) {
   normk_emu::block().barriers[id].arrive_and_wait(static_cast<unsigned>(nthreads));
 }

@@ -158,10 +158,11 @@ constexpr int kBarData = 1;  // the NT data threads
 constexpr int kBarAll = 2;   // data threads + scan warp: hand-offs
 
 
-// Words of A per published slot (tile aggregate or group prefix): the
-// forward's payload is 2 words, the backward's 3; with float accumulators
-// each travels as a {value, flag} pair (kPairs), so 6 words.
-constexpr int kSlotW = 6;
+// Words of A allocated per published slot (tile aggregate or group prefix):
+// the forward's payload is 2 words, the backward's 3; with float
+// accumulators each travels as a {value, flag} pair (kPairs), 4 and 6 words,
+// the backward's padded to 8 (Op::kStride) for 16-byte vector loads.
+constexpr int kSlotW = 8;
 // Rounds of 32 published words whose loads are in flight at once: one L2
 // round trip for the flags and one for the payloads per 128 words, instead
 // of per 32.
@@ -268,10 +269,8 @@ struct ClnFwdOp {
   __device__ __forceinline__ static Wd from_pairs(const unsigned long long (&w)[W]) {
     return Wd{pair_value(w[0]), pair_value(w[1])};
   }
-  __device__ __forceinline__ static void store_pairs(A* s, const V& v) {
-    st_pair(s, v.m);
-    st_pair(s + 2, v.M);
-  }
+  static constexpr int kStride = 4;  // words of A per published slot as pairs (16 bytes)
+  __device__ __forceinline__ static void store_pairs(A* s, const V& v) { st_pair2(s, v.m, v.M); }
 };
 
 template <typename A>
@@ -307,12 +306,27 @@ struct ClnBwdOp {
   __device__ __forceinline__ static Wd from_pairs(const unsigned long long (&w)[W]) {
     return Wd{pair_value(w[0]), pair_value(w[1]), pair_value(w[2])};
   }
+  static constexpr int kStride = 8;  // 24 bytes of pairs, padded to 32 (16-byte aligned)
   __device__ __forceinline__ static void store_pairs(A* s, const V& v) {
-    st_pair(s, v.a);
-    st_pair(s + 2, v.b);
+    st_pair2(s, v.a, v.b);
     st_pair(s + 4, v.c);
   }
 };
+
+// The W pairs of one published word (kPairs): a 16-byte load per two pairs.
+template <int W>
+__device__ __forceinline__ void ld_word_pairs(const float* p, unsigned long long (&w)[W]) {
+  static_assert(W == 2 || W == 3, "a word is 2 or 3 pairs");
+  ld_pair2(p, w[0], w[1]);
+  if constexpr (W == 3) w[2] = ld_pair(p + 4);
+}
+template <int W>
+__device__ __forceinline__ bool word_ready(const unsigned long long (&w)[W]) {
+  bool r = true;
+#pragma unroll
+  for (int k = 0; k < W; ++k) r = r && pair_ready(w[k]);
+  return r;
+}
 
 // Reduce the published words [lo, hi) of one sequence in a fixed order (a
 // function of lo and hi only): lane l folds words lo + l, lo + l + 32,
@@ -338,19 +352,18 @@ __device__ __forceinline__ typename Op::V cln_reduce_published(const int* flags,
       unsigned long long w[U][W];
 #pragma unroll
       for (int u = 0; u < U; ++u) {
-        const A* p = slots + static_cast<long long>(c0 + 32 * u) * kSlotW;
+        if (c0 + 32 * u < hi) {
+          ld_word_pairs(slots + static_cast<long long>(c0 + 32 * u) * Op::kStride, w[u]);
+        } else {
 #pragma unroll
-        for (int k = 0; k < W; ++k) w[u][k] = c0 + 32 * u < hi ? ld_pair(p + 2 * k) : ~0ull;
+          for (int k = 0; k < W; ++k) w[u][k] = ~0ull;
+        }
       }
 #pragma unroll
       for (int u = 0; u < U; ++u) {
-        const A* p = slots + static_cast<long long>(c0 + 32 * u) * kSlotW;
-#pragma unroll
-        for (int k = 0; k < W; ++k) {
-          while (!pair_ready(w[u][k])) {
-            __nanosleep(20);
-            w[u][k] = ld_pair(p + 2 * k);
-          }
+        while (!word_ready(w[u])) {
+          __nanosleep(20);
+          ld_word_pairs(slots + static_cast<long long>(c0 + 32 * u) * Op::kStride, w[u]);
         }
       }
 #pragma unroll
@@ -402,16 +415,12 @@ __device__ __forceinline__ typename Op::V cln_exclusive_prefix(int i, int G, con
   if (bs > 0) {
     const long long nb = n0 + static_cast<long long>(lo) * tile_n;
     if constexpr (kPairs<A>) {
-      const A* p = gslots + static_cast<long long>(bs) * kSlotW;
+      const A* p = gslots + static_cast<long long>(bs) * Op::kStride;
       unsigned long long w[Op::W];
-#pragma unroll
-      for (int k = 0; k < Op::W; ++k) w[k] = ld_pair(p + 2 * k);
-#pragma unroll
-      for (int k = 0; k < Op::W; ++k) {
-        while (!pair_ready(w[k])) {
-          __nanosleep(20);
-          w[k] = ld_pair(p + 2 * k);
-        }
+      ld_word_pairs(p, w);
+      while (!word_ready(w)) {
+        __nanosleep(20);
+        ld_word_pairs(p, w);
       }
       E = Op::lift(Op::from_pairs(w), nb);
     } else {
@@ -424,7 +433,7 @@ __device__ __forceinline__ typename Op::V cln_exclusive_prefix(int i, int G, con
   E = Op::combine(E, R);
   if (start && (threadIdx.x & 31) == 0) {
     if constexpr (kPairs<A>) {
-      Op::store_pairs(gslots + static_cast<long long>(s) * kSlotW, E);
+      Op::store_pairs(gslots + static_cast<long long>(s) * Op::kStride, E);
     } else {
       Op::store(gslots + static_cast<long long>(s) * Op::W, E);
       flag_release(gflags + s, 1);
@@ -437,7 +446,7 @@ __device__ __forceinline__ typename Op::V cln_exclusive_prefix(int i, int G, con
 template <typename Op, typename A>
 __device__ __forceinline__ void cln_publish(int* flags, A* slots, int i, const typename Op::V& v) {
   if constexpr (kPairs<A>) {
-    Op::store_pairs(slots + static_cast<long long>(i) * kSlotW, v);
+    Op::store_pairs(slots + static_cast<long long>(i) * Op::kStride, v);
   } else {
     Op::store(slots + static_cast<long long>(i) * Op::W, v);
     flag_release(flags + i, 1);

@@ -349,6 +349,19 @@ __device__ __forceinline__ unsigned long long ld_pair(const float* p) {
   asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(w) : "l"(p) : "memory");
   return w;
 }
+// Two pairs in one 16-byte vector access (p 16-byte aligned): still two
+// 64-bit accesses to the memory model, so each pair stays whole.
+__device__ __forceinline__ void st_pair2(float* p, float a, float b) {
+  const unsigned long long wa = __float_as_uint(a) | (1ull << 32);
+  const unsigned long long wb = __float_as_uint(b) | (1ull << 32);
+  asm volatile("st.relaxed.gpu.global.v2.b64 [%0], {%1, %2};" ::"l"(p), "l"(wa), "l"(wb)
+               : "memory");
+}
+__device__ __forceinline__ void ld_pair2(const float* p, unsigned long long& a,
+                                         unsigned long long& b) {
+  asm volatile("ld.relaxed.gpu.global.v2.b64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(p)
+               : "memory");
+}
 #endif  // else: backends/cuda_ext/emu/cuda_emu.h provides them
 
 // Whether accumulator type A publishes pairs (st_pair) instead of a payload
