@@ -72,11 +72,11 @@ _CXX_FLAGS = ("-O3",)
 #     blocks, all resident (a cooperative launch), block b takes the tiles
 #     b, b + grid, ...; tiles stream through a ring of shared-memory stages
 #     (cp.async); producer warps publish the statistics, a scan warp waits for
-#     the prefix, output warps write.  On the H200 0.53-0.65 (fp32) /
-#     0.40-0.48 (bf16) of copy bandwidth forward, 0.46-0.55 / 0.35-0.43
+#     the prefix, output warps write.  On the H200 0.61-0.73 (fp32) /
+#     0.44-0.56 (bf16) of copy bandwidth forward, 0.56-0.62 / 0.37-0.47
 #     forward+backward at the target shapes, against 0.32-0.51 / 0.24-0.33
 #     and 0.31-0.45 / 0.25-0.33 for the register kernels
-#     (bench/results/nvidia-h200-s4-final-tune-cln-defaults.log, -s3-).
+#     (bench/results/nvidia-h200-s7e-tune-cln-defaults.log, -s3-).
 #   * the register-tile kernels (include/cln_kernels.cuh): one block per tile,
 #     tiles claimed by tickets, the tile in registers.  Used where the
 #     streaming ring does not fit the shared memory (C past ~1500 in fp32).

@@ -112,7 +112,8 @@
 // and needs every flag set, one L2 round trip per word instead of two and
 // no fence; the flag arrays go unused.  The reader only ever uses the
 // payload it loaded, so relaxed order is enough.  H200, forward (fraction
-// of copy bandwidth, bench/results/nvidia-h200-s7d-tune-cln.log vs -s7c-):
+// of copy bandwidth, bench/results/nvidia-h200-s7e-tune-cln-defaults.log vs
+// -s7c-tune-cln.log):
 // (16, 512, 4000) fp32 0.64 -> 0.73, bf16 0.50 -> 0.56; (2, 128, 64000) fp32
 // 0.52 -> 0.61; (1, 64, 2e6) fp32 0.49 -> 0.70.  No float atomics.
 //

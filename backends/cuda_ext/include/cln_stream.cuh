@@ -10,7 +10,7 @@
 // flight only until its tile has arrived, then the SM computes, waits for
 // the prefix and stores with few bytes in flight (25% occupancy, register
 // bound) (bench/results/NOTES.md sections 6-7).  These kernels reach
-// 0.53-0.65 (fp32) / 0.40-0.48 (bf16) forward on the same shapes.
+// 0.61-0.73 (fp32) / 0.44-0.56 (bf16) forward on the same shapes (NOTES 10).
 //
 // Each block is persistent (a grid of SMs x occupancy blocks, all resident
 // at once: a cooperative launch) and owns a ring of S stages in shared
