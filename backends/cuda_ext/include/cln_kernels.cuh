@@ -455,37 +455,55 @@ __device__ __forceinline__ void cln_publish(int* flags, A* slots, int i, const t
 }
 
 // ---------------------------------------------------------------------------
-// Sum NA per-frame arrays over the channel rows (data threads only).  Each
-// thread holds v[a][k] for frames tc * V + k; lanes with the same tc
-// (lane % 8) hold different rows.  Result: out[a][f] in shared memory for
-// f < BT, summed over warps in a fixed order; readable by all data threads
-// on return.
+// Sum NA per-frame arrays over the channel rows held by NW warps of threads
+// (the register-tile kernels' data threads, the streaming kernels' producer
+// warps).  Thread idx holds v[a][k] for frames col * V + k, col = idx % COLS
+// (COLS | 32): lanes of one column hold different rows.  The lanes of a
+// column are summed by an xor shuffle tree, then the warps in order (fixed
+// order: bitwise reproducible).  Frame idx's totals go to out[a] of thread
+// idx < BT (0 elsewhere).  One barrier (bar, nthreads) after the warp
+// partials are written; the caller's next barrier on it frees red.
 // ---------------------------------------------------------------------------
-template <typename G, int NA, typename A>
-__device__ __forceinline__ void cln_frame_reduce(A (&v)[NA][G::V], A (*red)[NA][G::BT],
-                                                 A (*out)[G::BT]) {
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+template <int V, int BT, int COLS, int NW, int NA, typename A>
+__device__ __forceinline__ void pack_frame_sum(A (&v)[NA][V], A (*red)[NW][BT], int idx, int bar,
+                                               int nthreads, A (&out)[NA]) {
+  const int lane = idx & 31, warp = idx >> 5;
 #pragma unroll
   for (int a = 0; a < NA; ++a)
 #pragma unroll
-    for (int k = 0; k < G::V; ++k)
+    for (int k = 0; k < V; ++k)
 #pragma unroll
-      for (int o = G::TPR; o < 32; o <<= 1) v[a][k] += __shfl_xor_sync(kFullMask, v[a][k], o);
-  if (lane < G::TPR) {
+      for (int o = COLS; o < 32; o <<= 1) v[a][k] += __shfl_xor_sync(kFullMask, v[a][k], o);
+  if (lane < COLS) {
 #pragma unroll
     for (int a = 0; a < NA; ++a)
 #pragma unroll
-      for (int k = 0; k < G::V; ++k) red[warp][a][lane * G::V + k] = v[a][k];
+      for (int k = 0; k < V; ++k) red[a][warp][lane * V + k] = v[a][k];
   }
-  named_barrier(kBarData, G::NT);
+  named_barrier(bar, nthreads);
+#pragma unroll
+  for (int a = 0; a < NA; ++a) {
+    A sum = A(0);
+    if (idx < BT) {
+#pragma unroll
+      for (int w = 0; w < NW; ++w) sum += red[a][w][idx];
+    }
+    out[a] = sum;
+  }
+}
+
+// The register-tile kernels' form (data threads only, column tc = tid % TPR):
+// out[a][f] in shared memory for f < BT, readable by all data threads on
+// return.
+template <typename G, int NA, typename A>
+__device__ __forceinline__ void cln_frame_reduce(A (&v)[NA][G::V], A (*red)[G::NW][G::BT],
+                                                 A (*out)[G::BT]) {
+  const int tid = threadIdx.x;
+  A sums[NA];
+  pack_frame_sum<G::V, G::BT, G::TPR, G::NW>(v, red, tid, kBarData, G::NT, sums);
   if (tid < G::BT) {
 #pragma unroll
-    for (int a = 0; a < NA; ++a) {
-      A s = A(0);
-#pragma unroll
-      for (int w = 0; w < G::NW; ++w) s += red[w][a][tid];
-      out[a][tid] = s;
-    }
+    for (int a = 0; a < NA; ++a) out[a][tid] = sums[a];
   }
   named_barrier(kBarData, G::NT);
 }
@@ -665,7 +683,7 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
   constexpr int V = G::V, BT = G::BT;
 
   __shared__ int s_ticket;
-  __shared__ A s_red[G::NW][1][BT];
+  __shared__ A s_red[1][G::NW][BT];
   __shared__ A s_sum[1][BT];
   __shared__ A s_mu[BT];  // chunk mean / frame mean, then mu_t
   __shared__ A s_m2[BT];  // frame M2, then rstd_t
@@ -903,7 +921,7 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
   constexpr int V = G::V, BT = G::BT;
 
   __shared__ int s_ticket;
-  __shared__ A s_red[G::NW][2][BT];
+  __shared__ A s_red[2][G::NW][BT];
   __shared__ A s_g[2][BT];  // per-frame G1, G2
   __shared__ A s_mu[BT], s_r[BT];
   __shared__ A s_abc[3][BT];  // a_t, b_t, b_t * (mu_t - K); then P - S_a, S_b

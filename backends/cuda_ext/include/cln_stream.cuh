@@ -182,40 +182,9 @@ __device__ __forceinline__ void stream_issue_tile(T* dst, const T* src, int C, i
   }
 }
 
-// The statistics sums of both directions: NA per-frame partials v[a][k]
-// (frames j * V + k of pack column j = h % PPR, summed by the thread over its
-// rows) summed over the producer half: the lanes of one column by an xor
-// shuffle tree, then the 4 producer warps in order (fixed order: bitwise
-// reproducible).  Frame h's totals go to out[a] of thread h < BT (the others
-// get 0).  One producer barrier; the caller's next one frees s_red.
+// The producer warps (statistics of both directions; pack_frame_sum in
+// cln_kernels.cuh sums their per-frame partials over pack columns j = h % PPR).
 constexpr int kStreamProdWarps = kStreamHalf / 32;
-template <typename G, int NA, typename A>
-__device__ __forceinline__ void stream_pack_sum(A (*s_red)[kStreamProdWarps][G::BT],
-                                                A (&v)[NA][G::V], int h, A (&out)[NA]) {
-  const int lane = h & 31, w = h >> 5;
-#pragma unroll
-  for (int a = 0; a < NA; ++a)
-#pragma unroll
-    for (int k = 0; k < G::V; ++k)
-#pragma unroll
-      for (int o = G::PPR; o < 32; o <<= 1) v[a][k] += __shfl_xor_sync(kFullMask, v[a][k], o);
-  if (lane < G::PPR) {
-#pragma unroll
-    for (int a = 0; a < NA; ++a)
-#pragma unroll
-      for (int k = 0; k < G::V; ++k) s_red[a][w][lane * G::V + k] = v[a][k];
-  }
-  named_barrier(kBarProd, kStreamHalf);
-#pragma unroll
-  for (int a = 0; a < NA; ++a) {
-    A sum = A(0);
-    if (h < G::BT) {
-#pragma unroll
-      for (int i = 0; i < kStreamProdWarps; ++i) sum += s_red[a][i][h];
-    }
-    out[a] = sum;
-  }
-}
 
 // The producer half's ring schedule (shared by both directions).  The
 // block's tiles are first, first + stride, ... below ntot (tile k of the
@@ -347,7 +316,7 @@ __global__ void __launch_bounds__(kStreamThreads, stream_fwd_min_blocks<T>())
 #pragma unroll
         for (int k = 0; k < V; ++k) v[0][k] += Elem<T>::get(u, k);
       }
-      stream_pack_sum<G>(s_red, v, h, sum);
+      pack_frame_sum<V, BT, PPR, kStreamProdWarps>(v, s_red, h, kBarProd, kStreamHalf, sum);
       if (h < BT) s_mu[s][h] = sum[0] * inv_c;
       named_barrier(kBarProd, kStreamHalf);
       A mf[V];
@@ -364,7 +333,7 @@ __global__ void __launch_bounds__(kStreamThreads, stream_fwd_min_blocks<T>())
           v[0][k] += d * d;
         }
       }
-      stream_pack_sum<G>(s_red, v, h, sum);
+      pack_frame_sum<V, BT, PPR, kStreamProdWarps>(v, s_red, h, kBarProd, kStreamHalf, sum);
       if (h < BT) s_m2[s][h] = sum[0];
       named_barrier(kBarProd, kStreamHalf);
       if (h < 32) cln_fwd_tile_publish<G>(args, tile, s_mu[s], s_m2[s]);
@@ -499,7 +468,7 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
           g12[1][k] += g * ((Elem<T>::get(ux, k) - mf[k]) * rf[k]);
         }
       }
-      stream_pack_sum<G>(s_red, g12, h, sums);
+      pack_frame_sum<V, BT, PPR, kStreamProdWarps>(g12, s_red, h, kBarProd, kStreamHalf, sums);
       const A s1 = sums[0], s2 = sums[1];
       if (h < BT) {
         const int t = t0 + h;
