@@ -328,6 +328,15 @@ __device__ __forceinline__ bool word_ready(const unsigned long long (&w)[W]) {
   for (int k = 0; k < W; ++k) r = r && pair_ready(w[k]);
   return r;
 }
+// Reload the word at p until every pair's flag is set (the pairs' flag_spin:
+// only ever called on words of blocks with an earlier ticket or tile).
+template <int W>
+__device__ __forceinline__ void word_spin(const float* p, unsigned long long (&w)[W]) {
+  while (!word_ready(w)) {
+    __nanosleep(20);
+    ld_word_pairs(p, w);
+  }
+}
 
 // Reduce the published words [lo, hi) of one sequence in a fixed order (a
 // function of lo and hi only): lane l folds words lo + l, lo + l + 32,
@@ -361,32 +370,28 @@ __device__ __forceinline__ typename Op::V cln_reduce_published(const int* flags,
         }
       }
 #pragma unroll
-      for (int u = 0; u < U; ++u) {
-        while (!word_ready(w[u])) {
-          __nanosleep(20);
-          ld_word_pairs(slots + static_cast<long long>(c0 + 32 * u) * Op::kStride, w[u]);
-        }
-      }
+      for (int u = 0; u < U; ++u)
+        word_spin(slots + static_cast<long long>(c0 + 32 * u) * Op::kStride, w[u]);
 #pragma unroll
       for (int u = 0; u < U; ++u)
         if (c0 + 32 * u < hi) acc = Op::combine(acc, Op::lift(Op::from_pairs(w[u]), wn));
     }
   } else {
-  for (int c0 = lo + lane; c0 - lane < hi; c0 += 32 * U) {  // warp-uniform trip count
-    int fl[U];
+    for (int c0 = lo + lane; c0 - lane < hi; c0 += 32 * U) {  // warp-uniform trip count
+      int fl[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) fl[u] = c0 + 32 * u < hi ? flag_relaxed(flags + c0 + 32 * u) : 1;
+      for (int u = 0; u < U; ++u) fl[u] = c0 + 32 * u < hi ? flag_relaxed(flags + c0 + 32 * u) : 1;
 #pragma unroll
-    for (int u = 0; u < U; ++u) flag_spin(flags + c0 + 32 * u, fl[u]);
-    fence_acquire();
-    Wd w[U];
+      for (int u = 0; u < U; ++u) flag_spin(flags + c0 + 32 * u, fl[u]);
+      fence_acquire();
+      Wd w[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u)
-      if (c0 + 32 * u < hi) w[u] = Op::load(slots + static_cast<long long>(c0 + 32 * u) * Op::W);
+      for (int u = 0; u < U; ++u)
+        if (c0 + 32 * u < hi) w[u] = Op::load(slots + static_cast<long long>(c0 + 32 * u) * Op::W);
 #pragma unroll
-    for (int u = 0; u < U; ++u)
-      if (c0 + 32 * u < hi) acc = Op::combine(acc, Op::lift(w[u], wn));
-  }
+      for (int u = 0; u < U; ++u)
+        if (c0 + 32 * u < hi) acc = Op::combine(acc, Op::lift(w[u], wn));
+    }
   }
 #pragma unroll
   for (int o = 1; o < 32; o <<= 1) {
@@ -419,10 +424,7 @@ __device__ __forceinline__ typename Op::V cln_exclusive_prefix(int i, int G, con
       const A* p = gslots + static_cast<long long>(bs) * Op::kStride;
       unsigned long long w[Op::W];
       ld_word_pairs(p, w);
-      while (!word_ready(w)) {
-        __nanosleep(20);
-        ld_word_pairs(p, w);
-      }
+      word_spin(p, w);
       E = Op::lift(Op::from_pairs(w), nb);
     } else {
       int f = flag_relaxed(gflags + bs);
