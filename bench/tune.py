@@ -55,6 +55,17 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "ppr4 S2": {"CLN_STREAM_PPR": 4, "CLN_STREAM_STAGES": 2},
         "ppr4 S3": {"CLN_STREAM_PPR": 4, "CLN_STREAM_STAGES": 3},
         "ppr8 S2": {"CLN_STREAM_PPR": 8, "CLN_STREAM_STAGES": 2},
+        # Deeper rings with the producer further ahead (its tiles' aggregates published
+        # earlier, so the other blocks' prefix waits find them), and the group size G.
+        "ppr8 S3 D2": {"CLN_STREAM_PPR": 8, "CLN_STREAM_STAGES": 3, "CLN_STREAM_LEAD": 2},
+        "ppr8 S4 D2": {"CLN_STREAM_PPR": 8, "CLN_STREAM_STAGES": 4, "CLN_STREAM_LEAD": 2},
+        "ppr8 S4 D3": {"CLN_STREAM_PPR": 8, "CLN_STREAM_STAGES": 4, "CLN_STREAM_LEAD": 3},
+        "ppr4 S4 D2": {"CLN_STREAM_PPR": 4, "CLN_STREAM_STAGES": 4, "CLN_STREAM_LEAD": 2},
+        "ppr16 S3 D2": {"CLN_STREAM_PPR": 16, "CLN_STREAM_STAGES": 3, "CLN_STREAM_LEAD": 2},
+        "G64": {"CLN_GROUP_TILES": 64},
+        "G128": {"CLN_GROUP_TILES": 128},
+        "G512": {"CLN_GROUP_TILES": 512},
+        "G1024": {"CLN_GROUP_TILES": 1024},
     },
 }
 SEED_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
@@ -144,12 +155,20 @@ def main() -> int:
         "--parts",
         default="shapes,seed,long",
         help="cLN parts, comma-separated: shapes (the issue shapes), seed (80, 64, 301), "
-        "long (one 2M-frame sequence)",
+        "long (one 2M-frame sequence), copy (torch copy_ of each cLN shape's tensor: the "
+        "speed of moving a forward's bytes at that size, same timer)",
+    )
+    ap.add_argument(
+        "--variants",
+        default="",
+        help="comma-separated cLN variant names to run (default: all, or the default "
+        "alone with --quick)",
     )
     args = ap.parse_args()
     parts = set(args.parts.split(","))
-    if not parts <= {"shapes", "seed", "long"}:
-        ap.error(f"--parts: unknown {', '.join(sorted(parts - {'shapes', 'seed', 'long'}))}")
+    known = {"shapes", "seed", "long", "copy"}
+    if not parts <= known:
+        ap.error(f"--parts: unknown {', '.join(sorted(parts - known))}")
     dtypes = [{"fp32": torch.float32, "bf16": torch.bfloat16}[d] for d in args.dtype.split(",")]
     ops = args.ops.split(",")
     bw = copy_bandwidth(torch.device("cuda")).gbps * 1e9
@@ -174,9 +193,32 @@ def main() -> int:
             flush=True,
         )
 
+    if "copy" in parts:
+        # The bytes of a cLN forward (read x, write y) moved by torch's copy kernel at each
+        # target size, timed like the kernels: a kernel at this size does well to match it.
+        for dtype in dtypes:
+            for shape in CLN_SHAPES:
+                src = torch.randn(shape, device="cuda").to(dtype)
+                dst = torch.empty_like(src)
+                ms = t_ms(lambda src=src, dst=dst: dst.copy_(src))
+                gbs = 2 * src.numel() * src.element_size() / (ms * 1e-3)
+                print(
+                    f"{'torch':8s} {'copy_':7s} {str(shape):18s} {str(dtype)[6:]:9s} {'fwd':7s} "
+                    f"{'same-size copy':18s} {ms * 1e3:9.1f} us {gbs / 1e9:7.0f} GB/s "
+                    f"{gbs / bw:5.2f}",
+                    flush=True,
+                )
+                del src, dst
+
     for backend in args.backend.split(","):
         if "cln" in ops:
             variants = {"default": {}} if args.quick else CLN_VARIANTS[backend]
+            if args.variants:
+                want = args.variants.split(",")
+                unknown = [v for v in want if v not in CLN_VARIANTS[backend]]
+                if unknown:
+                    ap.error(f"--variants: unknown {', '.join(unknown)} for {backend}")
+                variants = {v: CLN_VARIANTS[backend][v] for v in want}
             for dtype in dtypes if "shapes" in parts else ():
                 for shape in CLN_SHAPES:
                     for mode in ("fwd", "fwd_bwd"):
