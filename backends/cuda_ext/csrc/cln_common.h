@@ -176,17 +176,19 @@ constexpr size_t kStreamStaticSmem = 6 * 1024;
 // C = 1505: 2 x 64-byte rows x C + gamma, beta > 200 KB).
 //
 // Automatic (PPR, S in 2..3): the most bytes of stages per SM (blocks per SM
-// x S x stage), then the most blocks per SM, then the widest rows, over rows
-// of 128 B or more whose stage fits kStreamStageTarget (64-byte rows only
-// when nothing else fits); PPR then narrows (not below 128-byte rows) while
-// the call has fewer than 2 tiles per SM.  D = 1.  Measured on the H200
-// (bench/results/nvidia-h200-s4-tune-stream-v4.log, fwd / fwd+bwd fraction of
-// copy bandwidth): at (2, 128, 64000) fp32 a 4-deep ring of 32 KB stages (one
-// block per SM) 0.37 / 0.34, 2 stages (three blocks per SM) 0.52 / 0.45,
-// 16 KB stages 0.39 / 0.42, 64-byte rows 0.25 / 0.27; at (16, 512, 4000)
-// fp32, where one block of 64 KB stages fits, 3 stages 0.64-0.65, 2 stages
-// 0.57; at (4, 256, 16000) fp32 three blocks of two 32 KB stages 0.56 / 0.47,
-// one block of three 64 KB stages 0.54 / 0.47.
+// x S x stage, in 16 KB steps), then the most blocks per SM, then the widest
+// rows, over rows of 128 B or more whose stage fits kStreamStageTarget
+// (64-byte rows only when nothing else fits); PPR then narrows (not below
+// 128-byte rows) while the call has fewer than 2 tiles per SM.  D = 1 (D =
+// 2-3 with 3-4 stages was slower at every target shape:
+// -s8-tune-cln-sweep.log). Measured on the H200
+// (bench/results/nvidia-h200-s4-tune-stream-v4.log, fwd / fwd+bwd fraction
+// of copy bandwidth): at (2, 128, 64000) fp32 a 4-deep ring of 32 KB stages
+// (one block per SM) 0.37 / 0.34, 2 stages (three blocks per SM) 0.52 /
+// 0.45, 16 KB stages 0.39 / 0.42, 64-byte rows 0.25 / 0.27; at (16, 512,
+// 4000) fp32, where one block of 64 KB stages fits, 3 stages 0.64-0.65, 2
+// stages 0.57; at (4, 256, 16000) fp32 three blocks of two 32 KB stages 0.56
+// / 0.47, one block of three 64 KB stages 0.54 / 0.47.
 template <typename T, int... Ps>
 StreamPlan stream_plan(std::integer_sequence<int, Ps...>, long long B, long long C, long long L,
                        bool bwd, int64_t want_ppr, int64_t want_stages, int64_t want_lead,
@@ -233,9 +235,14 @@ StreamPlan stream_plan(std::integer_sequence<int, Ps...>, long long B, long long
           const size_t per_block = s2 * stage(a) + fixed + kStreamStaticSmem + 1024;
           long long blocks = static_cast<long long>(kSmemPerSm / per_block);
           if (blocks > kStreamMaxBlocksPerSm) blocks = kStreamMaxBlocksPerSm;
-          // Bytes in flight per SM (KB), then blocks per SM, then row width.
-          const long long kb = blocks * s2 * static_cast<long long>(stage(a) / 1024);
-          const long long score = (kb * 8 + blocks) * 64 + a;
+          // Bytes in flight per SM (in 16 KB steps), then blocks per SM, then row width.
+          // Steps, not KB: at (2, 128, 64000) bf16 the backward's 256-byte rows (65 KB
+          // stages with their statistics) won by 3 KB with one block of 3 stages over
+          // three blocks of 2 x 33 KB, and lost on the H200: fwd+bwd 103.6 us against
+          // 93.2 (bench/results/nvidia-h200-s8-tune-cln-sweep.log, "default" vs "S2").
+          const long long steps =
+              blocks * s2 * static_cast<long long>(stage(a)) / (16 * 1024);
+          const long long score = (steps * 8 + blocks) * 64 + a;
           if (score > best) best = score, bp = a, bs = s2;
         }
       }
