@@ -3,6 +3,8 @@
 # forward), then an A/B of the forward's statistics in one call: NORMK_CLN_DIAG=-1 selects the
 # two-pass statistics it replaces (outputs correct: an experiment switch), alternated twice.
 #   OUT=out bash bench/gpu_s8c.sh
+# Run at commit ad616ba (the experiment); the one-pass statistics and the switch were removed after
+# it (slower, NOTES 11), so on later commits both halves of the A/B time the same kernel.
 set -uo pipefail
 source bench/gpu_env.sh
 timeout -s KILL ${T_TESTS:-100} python3 -m pytest -q tests/test_cuda_ext_paths.py tests/test_cln.py \

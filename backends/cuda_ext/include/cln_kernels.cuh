@@ -494,54 +494,6 @@ __device__ __forceinline__ void pack_frame_sum(A (&v)[NA][V], A (*red)[NW][BT], 
   }
 }
 
-// The same layout for per-frame (count, mean, M2) partials (the streaming
-// forward's one-pass statistics): thread idx holds n rows' (m[k], M[k]) of
-// frames col * V + k.  The lanes of a column are merged by an xor shuffle
-// tree with the Chan combine, the partition of the lower lane first on both
-// lanes of a pair (so the pair agrees bitwise), then the warps in order.
-// Frame idx's (mean, M2) over every row go to (om, oM) of thread idx < BT.
-// red: [2][NW][BT] (means, M2s); red_n: [NW][32] (the rows of each warp's
-// columns).  One barrier, as pack_frame_sum.
-template <int V, int BT, int COLS, int NW, typename A>
-__device__ __forceinline__ void pack_frame_chan(A n, A (&m)[V], A (&M)[V], A (*red)[NW][BT],
-                                                A (*red_n)[32], int idx, int bar, int nthreads,
-                                                A& om, A& oM) {
-  const int lane = idx & 31, warp = idx >> 5;
-#pragma unroll
-  for (int o = COLS; o < 32; o <<= 1) {
-    const A pn = __shfl_xor_sync(kFullMask, n, o);
-    const bool lower = (lane & o) == 0;
-#pragma unroll
-    for (int k = 0; k < V; ++k) {
-      const A pm = __shfl_xor_sync(kFullMask, m[k], o);
-      const A pM = __shfl_xor_sync(kFullMask, M[k], o);
-      A nn;
-      if (lower)
-        chan_combine(n, m[k], M[k], pn, pm, pM, nn, m[k], M[k]);
-      else
-        chan_combine(pn, pm, pM, n, m[k], M[k], nn, m[k], M[k]);
-    }
-    n += pn;
-  }
-  if (lane < COLS) {
-    red_n[warp][lane] = n;
-#pragma unroll
-    for (int k = 0; k < V; ++k) {
-      red[0][warp][lane * V + k] = m[k];
-      red[1][warp][lane * V + k] = M[k];
-    }
-  }
-  named_barrier(bar, nthreads);
-  A an = A(0), am = A(0), aM = A(0);
-  if (idx < BT) {
-#pragma unroll
-    for (int w = 0; w < NW; ++w)
-      chan_combine(an, am, aM, red_n[w][idx / V], red[0][w][idx], red[1][w][idx], an, am, aM);
-  }
-  om = am;
-  oM = aM;
-}
-
 // The register-tile kernels' form (data threads only, column tc = tid % TPR):
 // out[a][f] in shared memory for f < BT, readable by all data threads on
 // return.

@@ -271,8 +271,7 @@ __global__ void __launch_bounds__(kStreamThreads, stream_fwd_min_blocks<T>())
 
   __shared__ A s_mu[kStreamMaxStages][BT];  // frame mean -> in-tile scan -> mu_t
   __shared__ A s_m2[kStreamMaxStages][BT];  // frame M2 -> in-tile scan -> rstd_t
-  __shared__ A s_red[2][kStreamProdWarps][BT];  // the producer warps' partials (mean, M2)
-  __shared__ A s_rn[kStreamProdWarps][32];         // and their row counts
+  __shared__ A s_red[1][kStreamProdWarps][BT];  // the producer warps' partials
   T* const ring = dynamic_smem<T>();
 
   const int C = args.C, L = args.L;
@@ -299,6 +298,12 @@ __global__ void __launch_bounds__(kStreamThreads, stream_fwd_min_blocks<T>())
     // shared loads, V frames each; a warp reads 512 contiguous bytes).  It
     // replaced one frame per thread with element loads (16-bit words for
     // bf16: 16x the load instructions), measured in bench/results/NOTES.md 10.
+    // Two passes (sum, then squared deviations from the frame mean) rather than
+    // one: a one-pass form (chunks of 4 rows, exact in registers, Chan-merged per
+    // thread and over the threads) saves a reduction and a barrier but costs more
+    // arithmetic in these 4 warps, and was slower on the H200 (forward, alternated
+    // in one call: bf16 (16, 512, 4000) 0.56 -> 0.47, (4, 256, 16000) 0.50 -> 0.41;
+    // fp32 0.73 -> 0.71; NOTES 11, -s8c-ab-*.log).
     const int j = h % G::PPR, r0 = h / G::PPR;
     const A inv_c = A(1) / static_cast<A>(C);
     auto issue = [&](int s, int tile) {
@@ -309,82 +314,33 @@ __global__ void __launch_bounds__(kStreamThreads, stream_fwd_min_blocks<T>())
     auto stats = [&](int s, int tile) {
       if (args.diag >= 2) return;  // timing diagnostic: no statistics, no publication
       const uint4* tl = reinterpret_cast<const uint4*>(ring + s * tile_elems);
-      A fm, fM;
-      if (args.diag < 0) {  // EXPERIMENT (A/B timing): the two-pass statistics
-        A v[1][V], sum[1];
+      A v[1][V], sum[1];
 #pragma unroll
-        for (int k = 0; k < V; ++k) v[0][k] = A(0);
-        for (int c = r0; c < C; c += G::RPI) {
-          const uint4 u = tl[c * G::PPR + j];
+      for (int k = 0; k < V; ++k) v[0][k] = A(0);
+      for (int c = r0; c < C; c += G::RPI) {
+        const uint4 u = tl[c * G::PPR + j];
 #pragma unroll
-          for (int k = 0; k < V; ++k) v[0][k] += Elem<T>::get(u, k);
-        }
-        pack_frame_sum<V, BT, PPR, kStreamProdWarps>(v, s_red, h, kBarProd, kStreamHalf, sum);
-        if (h < BT) s_mu[s][h] = sum[0] * inv_c;
-        named_barrier(kBarProd, kStreamHalf);
-        A mf[V];
+        for (int k = 0; k < V; ++k) v[0][k] += Elem<T>::get(u, k);
+      }
+      pack_frame_sum<V, BT, PPR, kStreamProdWarps>(v, s_red, h, kBarProd, kStreamHalf, sum);
+      if (h < BT) s_mu[s][h] = sum[0] * inv_c;
+      named_barrier(kBarProd, kStreamHalf);
+      A mf[V];
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        mf[k] = s_mu[s][j * V + k];
+        v[0][k] = A(0);
+      }
+      for (int c = r0; c < C; c += G::RPI) {
+        const uint4 u = tl[c * G::PPR + j];
 #pragma unroll
         for (int k = 0; k < V; ++k) {
-          mf[k] = s_mu[s][j * V + k];
-          v[0][k] = A(0);
+          const A d = Elem<T>::get(u, k) - mf[k];
+          v[0][k] += d * d;
         }
-        for (int c = r0; c < C; c += G::RPI) {
-          const uint4 u = tl[c * G::PPR + j];
-#pragma unroll
-          for (int k = 0; k < V; ++k) {
-            const A d = Elem<T>::get(u, k) - mf[k];
-            v[0][k] += d * d;
-          }
-        }
-        pack_frame_sum<V, BT, PPR, kStreamProdWarps>(v, s_red, h, kBarProd, kStreamHalf, sum);
-        fm = s_mu[s][h < BT ? h : 0];
-        fM = sum[0];
-      } else {
-        // One pass: this thread's rows of pack column j in chunks of 4 (their exact
-        // two-pass mean and M2 from registers), each merged into its running (n, mean,
-        // M2) by the Chan combine; then pack_frame_chan over the threads.
-        A n = A(0), m[V], M[V];
-#pragma unroll
-        for (int k = 0; k < V; ++k) m[k] = M[k] = A(0);
-        int c = r0;
-        for (; c + 3 * G::RPI < C; c += 4 * G::RPI) {
-          uint4 u[4];
-#pragma unroll
-          for (int q = 0; q < 4; ++q) u[q] = tl[(c + q * G::RPI) * G::PPR + j];
-          const A w = A(4) / (n + A(4));  // the chunk's weight in the merge
-          const A nw = n * w;
-#pragma unroll
-          for (int k = 0; k < V; ++k) {
-            const A x0 = Elem<T>::get(u[0], k), x1 = Elem<T>::get(u[1], k);
-            const A x2 = Elem<T>::get(u[2], k), x3 = Elem<T>::get(u[3], k);
-            const A ml = ((x0 + x1) + (x2 + x3)) * A(0.25);
-            const A d0 = x0 - ml, d1 = x1 - ml, d2 = x2 - ml, d3 = x3 - ml;
-            const A Ml = (d0 * d0 + d1 * d1) + (d2 * d2 + d3 * d3);
-            const A d = ml - m[k];
-            m[k] += d * w;
-            M[k] += Ml + d * d * nw;
-          }
-          n += A(4);
-        }
-        for (; c < C; c += G::RPI) {  // the last 0-3 rows, one at a time
-          const uint4 u = tl[c * G::PPR + j];
-          const A w = A(1) / (n + A(1));
-          const A nw = n * w;
-#pragma unroll
-          for (int k = 0; k < V; ++k) {
-            const A d = Elem<T>::get(u, k) - m[k];
-            m[k] += d * w;
-            M[k] += d * d * nw;
-          }
-          n += A(1);
-        }
-        pack_frame_chan<V, BT, PPR, kStreamProdWarps>(n, m, M, s_red, s_rn, h, kBarProd,
-                                                      kStreamHalf, fm, fM);
       }
-      if (h < BT) {
-        s_mu[s][h] = fm;
-        s_m2[s][h] = fM;
-      }
+      pack_frame_sum<V, BT, PPR, kStreamProdWarps>(v, s_red, h, kBarProd, kStreamHalf, sum);
+      if (h < BT) s_m2[s][h] = sum[0];
       named_barrier(kBarProd, kStreamHalf);
       if (h < 32) cln_fwd_tile_publish<G>(args, tile, s_mu[s], s_m2[s]);
     };
