@@ -303,7 +303,7 @@ __global__ void __launch_bounds__(kStreamThreads, stream_fwd_min_blocks<T>())
     // thread and over the threads) saves a reduction and a barrier but costs more
     // arithmetic in these 4 warps, and was slower on the H200 (forward, alternated
     // in one call: bf16 (16, 512, 4000) 0.56 -> 0.47, (4, 256, 16000) 0.50 -> 0.41;
-    // fp32 0.73 -> 0.71; NOTES 11, -s8c-ab-*.log).
+    // fp32 (16, 512, 4000) 0.72-0.73 -> 0.71; NOTES 11.5, -s8c-ab-*.log).
     const int j = h % G::PPR, r0 = h / G::PPR;
     const A inv_c = A(1) / static_cast<A>(C);
     auto issue = [&](int s, int tile) {
