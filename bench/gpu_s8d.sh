@@ -4,6 +4,8 @@
 # backends/common/bench (untracked; it travels with the working tree), both extensions are
 # built side by side, the new one's cLN tests run, then bench.tune --quick alternates A, B, A, B.
 #   OUT=out bash bench/gpu_s8d.sh
+# Run at commit a85557b (the experiment; exp_a/ was `git archive 8b688e3 backends common bench`);
+# the 8-warp forward was removed after it (NOTES 11.6).
 set -uo pipefail
 OUT=${OUT:-out}; mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \

@@ -16,8 +16,7 @@ void launch(const RegPath<Cf>&, ClnBwdArgs<T, P>& a, long long ntot, cudaStream_
 
 template <typename T, typename P, int PPR>
 void launch(const StreamPath<PPR>& path, ClnBwdArgs<T, P>& a, long long ntot, cudaStream_t st) {
-  stream_launch(&cln_bwd_stream_kernel<T, P, PPR>, StreamBwdRoles::kThreads, path.sp, ntot, st,
-                a, "cln_backward");
+  stream_launch(&cln_bwd_stream_kernel<T, P, PPR>, path.sp, ntot, st, a, "cln_backward");
 }
 
 template <typename T, typename P, typename Path>

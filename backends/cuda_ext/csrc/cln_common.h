@@ -163,7 +163,7 @@ struct StreamPlan {
 
 // Shared memory of an SM (sm_90: 228 KB, 1 KB of it reserved per block) and
 // the static shared arrays of a streaming block (at most ~6 KB), for the
-// automatic plan; kStream{Fwd,Bwd}MaxBlocksPerSm (cln_stream.cuh): the blocks its
+// automatic plan; kStreamMaxBlocksPerSm (cln_stream.cuh): the blocks its
 // registers allow.
 constexpr size_t kSmemPerSm = 228 * 1024;
 constexpr size_t kStreamStaticSmem = 6 * 1024;
@@ -234,8 +234,7 @@ StreamPlan stream_plan(std::integer_sequence<int, Ps...>, long long B, long long
           if (!fits(a, s2)) continue;
           const size_t per_block = s2 * stage(a) + fixed + kStreamStaticSmem + 1024;
           long long blocks = static_cast<long long>(kSmemPerSm / per_block);
-          const long long cap = bwd ? kStreamBwdMaxBlocksPerSm : kStreamFwdMaxBlocksPerSm;
-          if (blocks > cap) blocks = cap;
+          if (blocks > kStreamMaxBlocksPerSm) blocks = kStreamMaxBlocksPerSm;
           // Bytes in flight per SM (in 16 KB steps), then blocks per SM, then row width.
           // Steps, not KB: at (2, 128, 64000) bf16 the backward's 256-byte rows (65 KB
           // stages with their statistics) won by 3 KB with one block of 3 stages over
@@ -293,13 +292,13 @@ void with_ppr(std::integer_sequence<int, Ps...>, int ppr, F&& f) {
 // waiting on a later block's tile would wait forever: there one block takes
 // every tile.
 template <typename K, typename Args>
-void stream_launch(K* kernel_fn, int threads, const StreamPlan& sp, long long ntot,
-                   cudaStream_t st, Args& a, const char* op) {
+void stream_launch(K* kernel_fn, const StreamPlan& sp, long long ntot, cudaStream_t st, Args& a,
+                   const char* op) {
   a.nchunks = 1;
   a.nstages = sp.stages;
   a.lead = sp.lead;
   const void* kernel = reinterpret_cast<const void*>(kernel_fn);
-  const int per_sm = blocks_per_sm(kernel, threads, sp.smem);
+  const int per_sm = blocks_per_sm(kernel, kStreamThreads, sp.smem);
   if (per_sm < 1)
     throw std::runtime_error(std::string("cuda_ext: ") + op +
                              ": the streaming kernel does not fit on an SM (" +
@@ -308,10 +307,10 @@ void stream_launch(K* kernel_fn, int threads, const StreamPlan& sp, long long nt
   const unsigned grid = static_cast<unsigned>(g < ntot ? g : ntot);
 #ifdef NORMK_HOST_EMULATION
   (void)grid;
-  NORMK_LAUNCH(kernel_fn, 1u, static_cast<unsigned>(threads), sp.smem, st)(a);
+  NORMK_LAUNCH(kernel_fn, 1u, kStreamThreads, sp.smem, st)(a);
 #else
   void* params[] = {&a};
-  check_cuda(cudaLaunchCooperativeKernel(kernel, dim3(grid), dim3(threads), params,
+  check_cuda(cudaLaunchCooperativeKernel(kernel, dim3(grid), dim3(kStreamThreads), params,
                                          sp.smem, st),
              (std::string(op) + " streaming kernel launch").c_str());
 #endif

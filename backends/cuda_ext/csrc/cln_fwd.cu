@@ -22,8 +22,7 @@ void launch(const StreamPath<PPR>& path, ClnFwdArgs<T, P>& a, long long ntot, cu
   // wait out, 2 also the statistics; the outputs are then wrong.
   const char* diag = std::getenv("NORMK_CLN_DIAG");
   a.diag = diag ? std::atoi(diag) : 0;
-  stream_launch(&cln_fwd_stream_kernel<T, P, PPR>, StreamFwdRoles::kThreads, path.sp, ntot, st,
-                a, "cln_forward");
+  stream_launch(&cln_fwd_stream_kernel<T, P, PPR>, path.sp, ntot, st, a, "cln_forward");
 }
 
 // The kernel arguments every forward kernel takes from the call.

@@ -89,42 +89,30 @@
 
 namespace normk {
 
-constexpr int kStreamCons = 128;             // consumer threads: scan warp + output warps
-constexpr int kStreamOut = kStreamCons - 32;  // output threads (consumer warps 1-3)
+// 4 producer warps of 256 threads rather than 8 of 384 (2 blocks per SM at 80
+// registers instead of 3): 8 gained only where one block per SM fits anyway,
+// bf16 (16, 512, 4000) fwd 0.55 -> 0.57, and lost elsewhere, (2, 128, 64000)
+// bf16 0.44 -> 0.40, one 2e6-frame sequence fp32 0.70 -> 0.49 (H200, A/B in one
+// call, bench/results/nvidia-h200-s8d-ab-*.log, NOTES 11.6).
+constexpr int kStreamThreads = 256;
+constexpr int kStreamHalf = 128;  // producer threads; consumer threads (scan warp + output)
+constexpr int kStreamOut = kStreamHalf - 32;  // output threads (consumer warps 1-3)
 constexpr int kStreamMaxStages = 4;
-// Named barriers (0 is __syncthreads): PROD, the producer warps; FULL[s]:
-// producer -> scan warp; READY[s]: scan warp -> output warps; EMPTY[s]:
-// output warps -> producer.
+// Blocks per SM the forward's registers allow (256 threads at <= 80
+// registers; launch bounds below), for the launcher's plan.
+constexpr int kStreamMaxBlocksPerSm = 3;
+// Named barriers (0 is __syncthreads), with their thread counts: the
+// producer half (128); FULL[s]: producer -> scan warp (128 arrive + 32 wait);
+// READY[s]: scan warp -> output warps (32 + 96); EMPTY[s]: output warps ->
+// producer (96 + 128).
 constexpr int kBarProd = 1;
 constexpr int kBarFull = 2;
 constexpr int kBarReady = kBarFull + kStreamMaxStages;
 constexpr int kBarEmpty = kBarReady + kStreamMaxStages;
+constexpr int kFullCount = kStreamHalf + 32;
+constexpr int kReadyCount = 32 + kStreamOut;
+constexpr int kEmptyCount = kStreamOut + kStreamHalf;
 static_assert(kBarEmpty + kStreamMaxStages <= 16, "16 hardware barriers per block");
-
-// The warp roles of a streaming block: threads [0, 128) are the consumer
-// (scan warp, output warps), [128, 128 + NP) the producer.  The barriers'
-// thread counts follow: PROD NP; FULL NP arrive + 32 wait; READY 32 + 96;
-// EMPTY 96 + NP.
-template <int NP>
-struct StreamRoles {
-  static constexpr int kProd = NP;
-  static constexpr int kProdWarps = NP / 32;
-  static constexpr int kThreads = kStreamCons + NP;
-  static constexpr int kFullCount = NP + 32;
-  static constexpr int kReadyCount = 32 + kStreamOut;
-  static constexpr int kEmptyCount = kStreamOut + NP;
-  static_assert(NP % 32 == 0 && NP >= 128, "whole producer warps, at least one row per pack");
-};
-// Forward: 8 producer warps.  With 4 the statistics (two passes over the
-// stage) were bound by those warps' arithmetic: a one-pass form with more
-// arithmetic per element was slower, bf16 (16, 512, 4000) 0.56 -> 0.47
-// (bench/results/NOTES.md 11.5).  384 threads at <= 80 registers: 2 blocks
-// per SM.  Backward: 4 producer warps, 256 threads.
-using StreamFwdRoles = StreamRoles<256>;
-using StreamBwdRoles = StreamRoles<128>;
-// Blocks per SM the registers allow (launch bounds below), for the plan.
-constexpr int kStreamFwdMaxBlocksPerSm = 2;
-constexpr int kStreamBwdMaxBlocksPerSm = 3;
 
 // Shared-memory layout of a streaming block, used by the kernels and by the
 // launcher's plan (csrc/cln_common.h) alike.  A stage holds one tile
@@ -143,15 +131,15 @@ __host__ __device__ constexpr long long stream_after_ring_bytes(long long C, boo
   return C * static_cast<long long>(sizeof(acc_t<T>)) * (bwd ? 1 : 2);
 }
 
-template <typename T, int PPR_, int NP = 128>
+template <typename T, int PPR_>
 struct StreamGeom {
   static constexpr int V = PackInfo<T>::V;
-  static constexpr int PPR = PPR_;             // 16-byte packs per channel row of a tile
-  static constexpr int BT = PPR * V;           // frames per tile
-  static constexpr int RPI = NP / PPR;         // rows per step of the producer's copies
-  static constexpr int RPO = kStreamOut / PPR;  // rows per step of the output loop
-  static constexpr int FPL = (BT + 31) / 32;    // frames per lane of the warp scans
-  static_assert(PPR <= 32 && 32 % PPR == 0 && kStreamOut % PPR == 0 && BT <= NP,
+  static constexpr int PPR = PPR_;              // 16-byte packs per channel row of a tile
+  static constexpr int BT = PPR * V;            // frames per tile
+  static constexpr int RPI = kStreamHalf / PPR;  // rows per step of the producer's copies
+  static constexpr int RPO = kStreamOut / PPR;   // rows per step of the output loop
+  static constexpr int FPL = (BT + 31) / 32;     // frames per lane of the warp scans
+  static_assert(PPR <= 32 && 32 % PPR == 0 && kStreamOut % PPR == 0 && BT <= kStreamHalf,
                 "bad stream tile shape");
 };
 
@@ -199,12 +187,16 @@ __device__ __forceinline__ void stream_issue_tile(T* dst, const T* src, int C, i
   }
 }
 
+// The producer warps (statistics of both directions; pack_frame_sum in
+// cln_kernels.cuh sums their per-frame partials over pack columns j = h % PPR).
+constexpr int kStreamProdWarps = kStreamHalf / 32;
+
 // The producer half's ring schedule (shared by both directions).  The
 // block's tiles are first, first + stride, ... below ntot (tile k of the
 // block in stage k % S).
 //   issue(s, tile): the half's copies of `tile` into stage s (the caller commits)
 //   stats(s, tile): its statistics and publication (may use producer barriers)
-template <typename R, typename Issue, typename Stats>
+template <typename Issue, typename Stats>
 __device__ __forceinline__ void stream_producer(int first, int stride, int ntot, int S, int D,
                                                 Issue&& issue, Stats&& stats) {
   const auto tile_of = [&](int k) { return first + k * stride; };
@@ -217,20 +209,19 @@ __device__ __forceinline__ void stream_producer(int first, int stride, int ntot,
     const int s = k % S;
     // Groups committed so far: S + max(0, k - D), tile k being group k.
     cp_async_wait_depth(k < D ? S - 1 - k : S - 1 - D);
-    named_barrier(kBarProd, R::kProd);  // all the producer's copies of tile k have landed
+    named_barrier(kBarProd, kStreamHalf);  // the whole half's copies of tile k have landed
     stats(s, tile_of(k));
-    named_barrier_arrive(kBarFull + s, R::kFullCount);
+    named_barrier_arrive(kBarFull + s, kFullCount);
     if (k >= D) {
       const int sr = (k - D) % S;
-      named_barrier(kBarEmpty + sr, R::kEmptyCount);  // the output warps are done with tile k - D
+      named_barrier(kBarEmpty + sr, kEmptyCount);  // the output warps are done with tile k - D
       if (tile_of(k + S - D) < ntot) issue(sr, tile_of(k + S - D));
       cp_async_commit();
     }
   }
   // Collect the consumer's last hand-backs (tiles k - D .. k - 1), so that
   // every barrier is complete when the block exits.
-  for (int t = k - D < 0 ? 0 : k - D; t < k; ++t)
-    named_barrier(kBarEmpty + t % S, R::kEmptyCount);
+  for (int t = k - D < 0 ? 0 : k - D; t < k; ++t) named_barrier(kBarEmpty + t % S, kEmptyCount);
   cp_async_wait<0>();
 }
 
@@ -241,23 +232,23 @@ __device__ __forceinline__ void stream_producer(int first, int stride, int ntot,
 // waits for tile k + 1's prefix while the output warps write tile k: with
 // one consumer loop (wait, then output, all 4 warps) the wait was on the
 // critical path of every tile.
-template <typename R, typename Finish, typename Out>
+template <typename Finish, typename Out>
 __device__ __forceinline__ void stream_consumer(int first, int stride, int ntot, int S,
                                                 Finish&& finish, Out&& out) {
   const int tid = threadIdx.x;
   if (tid < 32) {
     for (int k = 0; first + k * stride < ntot; ++k) {
       const int s = k % S;
-      named_barrier(kBarFull + s, R::kFullCount);
+      named_barrier(kBarFull + s, kFullCount);
       finish(s, first + k * stride);
-      named_barrier_arrive(kBarReady + s, R::kReadyCount);
+      named_barrier_arrive(kBarReady + s, kReadyCount);
     }
   } else {
     for (int k = 0; first + k * stride < ntot; ++k) {
       const int s = k % S;
-      named_barrier(kBarReady + s, R::kReadyCount);
+      named_barrier(kBarReady + s, kReadyCount);
       out(s, first + k * stride, tid - 32);
-      named_barrier_arrive(kBarEmpty + s, R::kEmptyCount);
+      named_barrier_arrive(kBarEmpty + s, kEmptyCount);
     }
   }
 }
@@ -268,24 +259,24 @@ __device__ __forceinline__ void stream_consumer(int first, int stride, int ntot,
 // the tile aggregate.  Consumer: the prefix, then
 // y = (x - mu_t) * rstd_t * gamma + beta from the stage.
 // ---------------------------------------------------------------------------
-// At most 80 registers (2 blocks of 384 per SM, the plan's kStreamFwdMaxBlocksPerSm), one
-// block (168) for fp64.
+// At most 80 registers (3 blocks of 256 per SM, the plan's kStreamMaxBlocksPerSm), 2 blocks
+// (128) for fp64: with 16-byte statistics loads ptxas took 84-85 for fp32 unbounded, which
+// would have left room for 2 blocks only.
 template <typename T>
 constexpr int stream_fwd_min_blocks() {
-  return sizeof(T) == 8 ? 1 : kStreamFwdMaxBlocksPerSm;
+  return sizeof(T) == 8 ? 2 : kStreamMaxBlocksPerSm;
 }
 
 template <typename T, typename P, int PPR>
-__global__ void __launch_bounds__(StreamFwdRoles::kThreads, stream_fwd_min_blocks<T>())
+__global__ void __launch_bounds__(kStreamThreads, stream_fwd_min_blocks<T>())
     cln_fwd_stream_kernel(const ClnFwdArgs<T, P> args) {
   using A = acc_t<T>;
-  using R = StreamFwdRoles;
-  using G = StreamGeom<T, PPR, R::kProd>;
+  using G = StreamGeom<T, PPR>;
   constexpr int V = G::V, BT = G::BT;
 
   __shared__ A s_mu[kStreamMaxStages][BT];  // frame mean -> in-tile scan -> mu_t
   __shared__ A s_m2[kStreamMaxStages][BT];  // frame M2 -> in-tile scan -> rstd_t
-  __shared__ A s_red[1][R::kProdWarps][BT];  // the producer warps' partials
+  __shared__ A s_red[1][kStreamProdWarps][BT];  // the producer warps' partials
   T* const ring = dynamic_smem<T>();
 
   const int C = args.C, L = args.L;
@@ -300,14 +291,14 @@ __global__ void __launch_bounds__(StreamFwdRoles::kThreads, stream_fwd_min_block
   // skeleton of this kernel latency bound at 0.46-0.64 of copy bandwidth.
   A* const s_gm = reinterpret_cast<A*>(ring + S * tile_elems);
   A* const s_bt = s_gm + C;
-  for (int c = tid; c < C; c += R::kThreads) {
+  for (int c = tid; c < C; c += kStreamThreads) {
     s_gm[c] = args.gamma ? load_param<P, A>(args.gamma, c) : A(1);
     s_bt[c] = args.beta ? load_param<P, A>(args.beta, c) : A(0);
   }
   __syncthreads();
 
-  if (tid >= kStreamCons) {  // ---- producer ----
-    const int h = tid - kStreamCons;
+  if (tid >= kStreamHalf) {  // ---- producer ----
+    const int h = tid - kStreamHalf;
     // Statistics: thread h sums pack column j of rows r0, r0 + RPI, ... (16-byte
     // shared loads, V frames each; a warp reads 512 contiguous bytes).  It
     // replaced one frame per thread with element loads (16-bit words for
@@ -336,9 +327,9 @@ __global__ void __launch_bounds__(StreamFwdRoles::kThreads, stream_fwd_min_block
 #pragma unroll
         for (int k = 0; k < V; ++k) v[0][k] += Elem<T>::get(u, k);
       }
-      pack_frame_sum<V, BT, PPR, R::kProdWarps>(v, s_red, h, kBarProd, R::kProd, sum);
+      pack_frame_sum<V, BT, PPR, kStreamProdWarps>(v, s_red, h, kBarProd, kStreamHalf, sum);
       if (h < BT) s_mu[s][h] = sum[0] * inv_c;
-      named_barrier(kBarProd, R::kProd);
+      named_barrier(kBarProd, kStreamHalf);
       A mf[V];
 #pragma unroll
       for (int k = 0; k < V; ++k) {
@@ -353,12 +344,12 @@ __global__ void __launch_bounds__(StreamFwdRoles::kThreads, stream_fwd_min_block
           v[0][k] += d * d;
         }
       }
-      pack_frame_sum<V, BT, PPR, R::kProdWarps>(v, s_red, h, kBarProd, R::kProd, sum);
+      pack_frame_sum<V, BT, PPR, kStreamProdWarps>(v, s_red, h, kBarProd, kStreamHalf, sum);
       if (h < BT) s_m2[s][h] = sum[0];
-      named_barrier(kBarProd, R::kProd);
+      named_barrier(kBarProd, kStreamHalf);
       if (h < 32) cln_fwd_tile_publish<G>(args, tile, s_mu[s], s_m2[s]);
     };
-    stream_producer<R>(blockIdx.x, gridDim.x, ntot, S, args.lead, issue, stats);
+    stream_producer(blockIdx.x, gridDim.x, ntot, S, args.lead, issue, stats);
     return;
   }
 
@@ -398,7 +389,7 @@ __global__ void __launch_bounds__(StreamFwdRoles::kThreads, stream_fwd_min_block
       store_pack<T>(yb + static_cast<long long>(c) * L + tt, y, vst, nvalid);
     }
   };
-  stream_consumer<R>(blockIdx.x, gridDim.x, ntot, S, finish, out);
+  stream_consumer(blockIdx.x, gridDim.x, ntot, S, finish, out);
 }
 
 // ---------------------------------------------------------------------------
@@ -414,16 +405,15 @@ __global__ void __launch_bounds__(StreamFwdRoles::kThreads, stream_fwd_min_block
 // stream_stage_bytes).
 
 template <typename T, typename P, int PPR>
-__global__ void __launch_bounds__(StreamBwdRoles::kThreads, 1)
+__global__ void __launch_bounds__(kStreamThreads, 1)
     cln_bwd_stream_kernel(const ClnBwdArgs<T, P> args) {
   using A = acc_t<T>;
-  using R = StreamBwdRoles;
-  using G = StreamGeom<T, PPR, R::kProd>;
+  using G = StreamGeom<T, PPR>;
   constexpr int V = G::V, BT = G::BT;
   static_assert((2 * BT * sizeof(A)) % 16 == 0, "stage parts must stay 16-byte aligned");
 
   __shared__ A s_abc[kStreamMaxStages][3][BT];  // a_t, b_t, c_t -> in-tile suffix -> P - S_a, S_b
-  __shared__ A s_red[2][R::kProdWarps][BT];  // the producer warps' partials
+  __shared__ A s_red[2][kStreamProdWarps][BT];  // the producer warps' partials
   unsigned char* const ring = dynamic_smem<unsigned char>();
 
   const int C = args.C, L = args.L;
@@ -436,7 +426,7 @@ __global__ void __launch_bounds__(StreamBwdRoles::kThreads, 1)
   // gamma (as A) after the ring, read by both halves.
   A* const s_gamma = reinterpret_cast<A*>(ring + S * stage_bytes);
   if (args.gamma)
-    for (int c = tid; c < C; c += R::kThreads) s_gamma[c] = load_param<P, A>(args.gamma, c);
+    for (int c = tid; c < C; c += kStreamThreads) s_gamma[c] = load_param<P, A>(args.gamma, c);
   __syncthreads();
 
   auto stage_x = [&](int s) { return reinterpret_cast<T*>(ring + s * stage_bytes); };
@@ -444,8 +434,8 @@ __global__ void __launch_bounds__(StreamBwdRoles::kThreads, 1)
   auto stage_mr = [&](int s) { return reinterpret_cast<A*>(stage_x(s) + 2 * tile_elems); };
   auto first_frame = [&](int tile) { return (args.ntiles - 1 - tile / args.B) * BT; };
 
-  if (tid >= kStreamCons) {  // ---- producer ----
-    const int h = tid - kStreamCons;
+  if (tid >= kStreamHalf) {  // ---- producer ----
+    const int h = tid - kStreamHalf;
     const int j = h % G::PPR, r0 = h / G::PPR;  // pack column, first row (as the forward)
     auto issue = [&](int s, int tile) {
       const int b = tile % args.B;
@@ -453,7 +443,7 @@ __global__ void __launch_bounds__(StreamBwdRoles::kThreads, 1)
       const long long bofs = static_cast<long long>(b) * C * L;
       stream_issue_tile<G>(stage_x(s), args.x + bofs, C, L, t0, vec, h);
       stream_issue_tile<G>(stage_dy(s), args.dy + bofs, C, L, t0, vec, h);
-      for (int e = h; e < 2 * BT; e += R::kProd) {  // mean (e < BT), rstd of the frames
+      for (int e = h; e < 2 * BT; e += kStreamHalf) {  // mean (e < BT), rstd of the frames
         const int fr = e % BT;
         const bool ok = t0 + fr < L;
         const A* src = (e < BT ? args.mean : args.rstd) + static_cast<long long>(b) * L;
@@ -489,7 +479,7 @@ __global__ void __launch_bounds__(StreamBwdRoles::kThreads, 1)
           g12[1][k] += g * ((Elem<T>::get(ux, k) - mf[k]) * rf[k]);
         }
       }
-      pack_frame_sum<V, BT, PPR, R::kProdWarps>(g12, s_red, h, kBarProd, R::kProd, sums);
+      pack_frame_sum<V, BT, PPR, kStreamProdWarps>(g12, s_red, h, kBarProd, kStreamHalf, sums);
       const A s1 = sums[0], s2 = sums[1];
       if (h < BT) {
         const int t = t0 + h;
@@ -505,10 +495,10 @@ __global__ void __launch_bounds__(StreamBwdRoles::kThreads, 1)
         s_abc[s][1][h] = b_;
         s_abc[s][2][h] = c_;
       }
-      named_barrier(kBarProd, R::kProd);
+      named_barrier(kBarProd, kStreamHalf);
       if (h < 32) cln_bwd_tile_publish<G>(args, tile, s_abc[s]);
     };
-    stream_producer<R>(blockIdx.x, gridDim.x, ntot, S, args.lead, issue, stats);
+    stream_producer(blockIdx.x, gridDim.x, ntot, S, args.lead, issue, stats);
     return;
   }
 
@@ -570,7 +560,7 @@ __global__ void __launch_bounds__(StreamBwdRoles::kThreads, 1)
       }
     }
   };
-  stream_consumer<R>(blockIdx.x, gridDim.x, ntot, S, finish, out);
+  stream_consumer(blockIdx.x, gridDim.x, ntot, S, finish, out);
 }
 
 }  // namespace normk
