@@ -174,6 +174,16 @@ def main() -> int:
     bw = copy_bandwidth(torch.device("cuda")).gbps * 1e9
     print(f"copy bandwidth {bw / 1e9:.0f} GB/s  (torch {torch.__version__})", flush=True)
 
+    def report(who, op, shape, dtype, mode, name, ms, factor):
+        """One result line: factor x the tensor's bytes moved in ms milliseconds."""
+        nbytes = factor * torch.Size(shape).numel() * torch.tensor([], dtype=dtype).element_size()
+        gbs = nbytes / (ms * 1e-3)
+        print(
+            f"{who:8s} {op:7s} {str(shape):18s} {str(dtype)[6:]:9s} {mode:7s} {name:18s} "
+            f"{ms * 1e3:9.1f} us {gbs / 1e9:7.0f} GB/s {gbs / bw:5.2f}",
+            flush=True,
+        )
+
     def run(backend, op, shape, dtype, mode, name, kw):
         try:
             with knobs(importlib.import_module(MODULES[backend]), kw):
@@ -185,13 +195,7 @@ def main() -> int:
                 flush=True,
             )
             return
-        nbytes = factor * torch.Size(shape).numel() * torch.tensor([], dtype=dtype).element_size()
-        gbs = nbytes / (ms * 1e-3)
-        print(
-            f"{backend:8s} {op:7s} {str(shape):18s} {str(dtype)[6:]:9s} {mode:7s} {name:18s} "
-            f"{ms * 1e3:9.1f} us {gbs / 1e9:7.0f} GB/s {gbs / bw:5.2f}",
-            flush=True,
-        )
+        report(backend, op, shape, dtype, mode, name, ms, factor)
 
     if "copy" in parts:
         # The bytes of a cLN forward (read x, write y) moved by torch's copy kernel at each
@@ -201,13 +205,7 @@ def main() -> int:
                 src = torch.randn(shape, device="cuda").to(dtype)
                 dst = torch.empty_like(src)
                 ms = t_ms(lambda src=src, dst=dst: dst.copy_(src))
-                gbs = 2 * src.numel() * src.element_size() / (ms * 1e-3)
-                print(
-                    f"{'torch':8s} {'copy_':7s} {str(shape):18s} {str(dtype)[6:]:9s} {'fwd':7s} "
-                    f"{'same-size copy':18s} {ms * 1e3:9.1f} us {gbs / 1e9:7.0f} GB/s "
-                    f"{gbs / bw:5.2f}",
-                    flush=True,
-                )
+                report("torch", "copy_", shape, dtype, "fwd", "same-size copy", ms, 2)
                 del src, dst
 
     for backend in args.backend.split(","):

@@ -401,6 +401,17 @@ __device__ __forceinline__ typename Op::V cln_reduce_published(const int* flags,
   return Op::shfl(acc, 0);
 }
 
+// Publish word i (a tile aggregate or a group prefix; one lane).
+template <typename Op, typename A>
+__device__ __forceinline__ void cln_publish(int* flags, A* slots, int i, const typename Op::V& v) {
+  if constexpr (kPairs<A>) {
+    Op::store_pairs(slots + static_cast<long long>(i) * Op::kStride, v);
+  } else {
+    Op::store(slots + static_cast<long long>(i) * Op::W, v);
+    flag_release(flags + i, 1);
+  }
+}
+
 // The exclusive prefix E_i of tile i of one sequence (flags / slots / gflags
 // / gslots point at that sequence), grouped by G (top comment).  state = E_0
 // (its count n0).  A group start publishes E_i.  Whole warp.
@@ -434,26 +445,8 @@ __device__ __forceinline__ typename Op::V cln_exclusive_prefix(int i, int G, con
     }
   }
   E = Op::combine(E, R);
-  if (start && (threadIdx.x & 31) == 0) {
-    if constexpr (kPairs<A>) {
-      Op::store_pairs(gslots + static_cast<long long>(s) * Op::kStride, E);
-    } else {
-      Op::store(gslots + static_cast<long long>(s) * Op::W, E);
-      flag_release(gflags + s, 1);
-    }
-  }
+  if (start && (threadIdx.x & 31) == 0) cln_publish<Op>(gflags, gslots, s, E);
   return E;
-}
-
-// Publish a tile aggregate (one lane).
-template <typename Op, typename A>
-__device__ __forceinline__ void cln_publish(int* flags, A* slots, int i, const typename Op::V& v) {
-  if constexpr (kPairs<A>) {
-    Op::store_pairs(slots + static_cast<long long>(i) * Op::kStride, v);
-  } else {
-    Op::store(slots + static_cast<long long>(i) * Op::W, v);
-    flag_release(flags + i, 1);
-  }
 }
 
 // ---------------------------------------------------------------------------
