@@ -50,9 +50,9 @@ def main() -> int:
         "stream": ({}, 0),
         "stream diag1 no-wait": ({}, 1),
         "stream diag2 load-store": ({}, 2),
-        "S2": ({"CLN_STREAM_STAGES": 2}, 0),
-        "S2 diag1": ({"CLN_STREAM_STAGES": 2}, 1),
-        "S2 diag2": ({"CLN_STREAM_STAGES": 2}, 2),
+        "cp.async": ({"CLN_STREAM_TMA": -1}, 0),
+        "cp.async diag1": ({"CLN_STREAM_TMA": -1}, 1),
+        "cp.async diag2": ({"CLN_STREAM_TMA": -1}, 2),
     }
     run_levels(
         "cuda_ext",

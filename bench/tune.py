@@ -66,6 +66,9 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "G128": {"CLN_GROUP_TILES": 128},
         "G512": {"CLN_GROUP_TILES": 512},
         "G1024": {"CLN_GROUP_TILES": 1024},
+        # The tiles through cp.async instead of the TMA (the default where it applies).
+        "cp.async": {"CLN_STREAM_TMA": -1},
+        "ppr16 S2": {"CLN_STREAM_PPR": 16, "CLN_STREAM_STAGES": 2},
     },
 }
 SEED_VARIANTS: dict[str, dict[str, dict[str, object]]] = {

@@ -92,6 +92,10 @@ _CXX_FLAGS = ("-O3",)
 #                      4 / 8 / 16: that many 16-byte packs per tile row.
 #   CLN_STREAM_STAGES  0: automatic (2 or 3); 2-4: the ring depth S.
 #   CLN_STREAM_LEAD    0: automatic (1); 1..S-1: tiles the producer may run ahead.
+#   CLN_STREAM_TMA     0: the streaming kernels copy their tiles with the TMA
+#                      (include/tma.cuh) where it applies (sm_90+, T a multiple of 16
+#                      bytes, 16-byte aligned tensors, not float64), else cp.async;
+#                      -1: always cp.async; 1: the TMA, raising where it does not apply.
 # A forced shape that does not fit the shared memory raises.  Split STATS /
 # NORMALIZE roles (two blocks per tile, the second re-reading it from L2) were
 # measured slower on every shape with the register kernels, e.g.
@@ -100,6 +104,7 @@ CLN_GROUP_TILES = 256
 CLN_STREAM_PPR = 0
 CLN_STREAM_STAGES = 0
 CLN_STREAM_LEAD = 0
+CLN_STREAM_TMA = 0
 # CLN_RESIDENT       0: the forward keeps a whole sequence in one block's shared
 #                    memory (include/cln_resident.cuh) where it fits 96 KB and no
 #                    CLN_STREAM_* knob is forced; 1: always (raises past ~200 KB);
@@ -271,6 +276,7 @@ def cln_forward(
         CLN_STREAM_STAGES,
         CLN_STREAM_LEAD,
         CLN_RESIDENT,
+        CLN_STREAM_TMA,
     )
 
 
@@ -299,6 +305,7 @@ def cln_backward(
         CLN_STREAM_PPR,
         CLN_STREAM_STAGES,
         CLN_STREAM_LEAD,
+        CLN_STREAM_TMA,
     )
 
 
@@ -309,16 +316,25 @@ def cln_knobs(
     stream_stages: int | None = None,
     stream_lead: int | None = None,
     resident: int | None = None,
+    stream_tma: int | None = None,
 ) -> Iterator[None]:
     """Set the cLN knobs ``CLN_GROUP_TILES``, ``CLN_STREAM_PPR``, ``CLN_STREAM_STAGES``,
-    ``CLN_STREAM_LEAD`` and ``CLN_RESIDENT`` for the calls inside the block.
+    ``CLN_STREAM_LEAD``, ``CLN_RESIDENT`` and ``CLN_STREAM_TMA`` for the calls inside the block.
 
     ``None`` keeps a knob as it is; the previous values come back on exit.  For a
     sweep on the GPU, e.g. ``with cln_knobs(group_tiles=512): t = time(...)``.
     Not thread-safe (module state).
     """
     global CLN_GROUP_TILES, CLN_STREAM_PPR, CLN_STREAM_STAGES, CLN_STREAM_LEAD, CLN_RESIDENT
-    saved = CLN_GROUP_TILES, CLN_STREAM_PPR, CLN_STREAM_STAGES, CLN_STREAM_LEAD, CLN_RESIDENT
+    global CLN_STREAM_TMA
+    saved = (
+        CLN_GROUP_TILES,
+        CLN_STREAM_PPR,
+        CLN_STREAM_STAGES,
+        CLN_STREAM_LEAD,
+        CLN_RESIDENT,
+        CLN_STREAM_TMA,
+    )
     if group_tiles is not None:
         CLN_GROUP_TILES = int(group_tiles)
     if stream_ppr is not None:
@@ -329,10 +345,19 @@ def cln_knobs(
         CLN_STREAM_LEAD = int(stream_lead)
     if resident is not None:
         CLN_RESIDENT = int(resident)
+    if stream_tma is not None:
+        CLN_STREAM_TMA = int(stream_tma)
     try:
         yield
     finally:
-        CLN_GROUP_TILES, CLN_STREAM_PPR, CLN_STREAM_STAGES, CLN_STREAM_LEAD, CLN_RESIDENT = saved
+        (
+            CLN_GROUP_TILES,
+            CLN_STREAM_PPR,
+            CLN_STREAM_STAGES,
+            CLN_STREAM_LEAD,
+            CLN_RESIDENT,
+            CLN_STREAM_TMA,
+        ) = saved
 
 
 def rmsnorm_forward(x: Tensor, weight: Tensor | None, eps: float, y: Tensor, rstd: Tensor) -> None:
@@ -589,7 +614,8 @@ def bench(device: torch.device | None = None) -> None:
 
     print(
         f"cLN knobs: CLN_GROUP_TILES={CLN_GROUP_TILES} CLN_STREAM_PPR={CLN_STREAM_PPR} "
-        f"CLN_STREAM_STAGES={CLN_STREAM_STAGES} CLN_STREAM_LEAD={CLN_STREAM_LEAD}"
+        f"CLN_STREAM_STAGES={CLN_STREAM_STAGES} CLN_STREAM_LEAD={CLN_STREAM_LEAD} "
+        f"CLN_STREAM_TMA={CLN_STREAM_TMA}"
     )
     for dtype in (torch.float32, torch.bfloat16):
         acc = acc_dtype(dtype)

@@ -16,6 +16,18 @@ void launch(const RegPath<Cf>&, ClnBwdArgs<T, P>& a, long long ntot, cudaStream_
 
 template <typename T, typename P, int PPR>
 void launch(const StreamPath<PPR>& path, ClnBwdArgs<T, P>& a, long long ntot, cudaStream_t st) {
+  using A = acc_t<T>;
+  const bool stats16 = aligned16(a.mean) && aligned16(a.rstd);
+  a.cbox = stream_tma_cbox<T>(a.C, PPR, true, a.vec != 0, stats16, path.tma, "cln_backward");
+  a.tma = a.cbox > 0;
+  if (a.tma) {
+    constexpr int BT = StreamGeom<T, PPR>::BT;
+    encode_btc<T>(&a.tm_x, a.x, a.B, a.C, a.L, a.cbox, BT, "cln_backward x");
+    encode_btc<T>(&a.tm_dy, a.dy, a.B, a.C, a.L, a.cbox, BT, "cln_backward dy");
+    encode_btc<T>(&a.tm_dx, a.dx, a.B, a.C, a.L, a.cbox, BT, "cln_backward dx");
+    encode_bt<A>(&a.tm_mean, a.mean, a.B, a.L, BT, "cln_backward mean");
+    encode_bt<A>(&a.tm_rstd, a.rstd, a.B, a.L, BT, "cln_backward rstd");
+  }
   stream_launch(&cln_bwd_stream_kernel<T, P, PPR>, path.sp, ntot, st, a, "cln_backward");
 }
 

@@ -45,6 +45,7 @@
 #include "cln_resident.cuh"
 #include "cln_stream.cuh"
 #include "launch_util.h"
+#include "tma_host.h"
 
 namespace normk {
 namespace cln_detail {
@@ -316,6 +317,60 @@ void stream_launch(K* kernel_fn, const StreamPlan& sp, long long ntot, cudaStrea
 #endif
 }
 
+// Whether a streaming call takes its tiles through the TMA (include/tma.cuh),
+// and the box height: 0 for the cp.async path, else cbox (channel rows per
+// box, cbox | C, <= 256).  want: the call's stream_tma (-1 never, 0 where it
+// applies, 1 always: throws where it does not).  vec: the call's 16-byte
+// condition (T % V == 0, the tensors 16-byte aligned), which also makes
+// every row stride a multiple of 16 bytes, as the tensor maps need.
+// stats_aligned: the backward's mean / rstd 16-byte aligned (forward: true).
+template <typename T>
+int stream_tma_cbox(long long C, int ppr, bool bwd, bool vec, bool stats_aligned, int64_t want,
+                    const char* op) {
+  if (want < 0) return 0;
+  const long long nbox = cdiv(C, 256LL);
+  const long long cbox = C / nbox;
+  const long long row = 16LL * ppr;                                       // bytes per tile row
+  const long long bt4 = static_cast<long long>(ppr) * PackInfo<T>::V * 4;  // a stats frame row
+  const char* why = nullptr;
+  if (sizeof(T) > 4)
+    why = "float64 has no TMA path";
+  else if (!vec)
+    why = "T is not a multiple of 16 bytes or a tensor is not 16-byte aligned";
+  else if (!bwd ? false : !stats_aligned)
+    why = "mean / rstd are not 16-byte aligned";
+  else if (C % nbox != 0)
+    why = "C is not a multiple of its box count (boxes of at most 256 channels)";
+  else if ((cbox * row) % 128 != 0 || (bwd && bt4 % 128 != 0))
+    why = "a box would not start 128-byte aligned in shared memory";
+  else if (!tma_supported())
+    why = "the GPU or its driver has no TMA (sm_90+)";
+  if (why == nullptr) return static_cast<int>(cbox);
+  if (want > 0)
+    throw std::runtime_error(std::string("cuda_ext: ") + op + ": stream_tma = 1 but " + why);
+  return 0;
+}
+
+// The tensor maps of a (B, C, T) tensor of T (boxes of cbox rows x bt
+// frames) and of a (B, T) statistic of A (boxes of bt frames x 1).
+template <typename T>
+void encode_btc(CUtensorMap* m, const void* p, long long B, long long C, long long L, int cbox,
+                int bt, const char* what) {
+  const uint64_t dims[3] = {static_cast<uint64_t>(L), static_cast<uint64_t>(C),
+                            static_cast<uint64_t>(B)};
+  const uint64_t strides[2] = {static_cast<uint64_t>(L) * sizeof(T),
+                               static_cast<uint64_t>(C * L) * sizeof(T)};
+  const uint32_t box[3] = {static_cast<uint32_t>(bt), static_cast<uint32_t>(cbox), 1u};
+  tma_encode<T>(m, p, 3, dims, strides, box, what);
+}
+template <typename A>
+void encode_bt(CUtensorMap* m, const void* p, long long B, long long L, int bt, const char* what) {
+  const uint64_t dims[2] = {static_cast<uint64_t>(L), static_cast<uint64_t>(B)};
+  const uint64_t strides[1] = {static_cast<uint64_t>(L) * sizeof(A)};
+  const uint32_t box[2] = {static_cast<uint32_t>(bt), 1u};
+  tma_encode<A>(m, p, 2, dims, strides, box, what);
+}
+
 // The resident forward (include/cln_resident.cuh): one block per sequence,
 // no workspace.  Automatic up to kResidentAutoBytes of shared memory per
 // block (two blocks per SM, so B > SMs still overlaps one block's copies with
@@ -383,6 +438,7 @@ struct RegPath {  // cln_kernels.cuh, one block per tile
 template <int PPR>
 struct StreamPath {  // cln_stream.cuh, persistent
   StreamPlan sp;
+  int64_t tma;  // the call's stream_tma
   template <typename T>
   static constexpr int bt() {
     return StreamGeom<T, PPR>::BT;
@@ -400,7 +456,7 @@ void with_cln_path(const Call& c, const char* op, bool bwd, F&& f) {
     const StreamPlan sp = stream_plan<T>(Pprs{}, c.B, c.C, c.L, bwd, c.stream_ppr,
                                          c.stream_stages, c.stream_lead, op);
     if (sp.ppr > 0)
-      with_ppr(Pprs{}, sp.ppr, [&](auto pc) { f(tp, StreamPath<decltype(pc)::value>{sp}); });
+      with_ppr(Pprs{}, sp.ppr, [&](auto pc) { f(tp, StreamPath<decltype(pc)::value>{sp, c.stream_tma}); });
     else
       with_first_fit(typename Cfgs<T>::type{}, c.C, [&](auto cf) { f(tp, RegPath<decltype(cf)>{}); });
   });

@@ -22,6 +22,13 @@ void launch(const StreamPath<PPR>& path, ClnFwdArgs<T, P>& a, long long ntot, cu
   // wait out, 2 also the statistics; the outputs are then wrong.
   const char* diag = std::getenv("NORMK_CLN_DIAG");
   a.diag = diag ? std::atoi(diag) : 0;
+  a.cbox = stream_tma_cbox<T>(a.C, PPR, false, a.vec != 0, true, path.tma, "cln_forward");
+  a.tma = a.cbox > 0;
+  if (a.tma) {
+    constexpr int BT = StreamGeom<T, PPR>::BT;
+    encode_btc<T>(&a.tm_x, a.x, a.B, a.C, a.L, a.cbox, BT, "cln_forward x");
+    encode_btc<T>(&a.tm_y, a.y, a.B, a.C, a.L, a.cbox, BT, "cln_forward y");
+  }
   stream_launch(&cln_fwd_stream_kernel<T, P, PPR>, path.sp, ntot, st, a, "cln_forward");
 }
 

@@ -49,6 +49,11 @@ struct ClnFwdCall {
   int64_t stream_ppr = 0;
   int64_t stream_stages = 0;
   int64_t stream_lead = 0;
+  // The streaming kernels' tile copies (kernels.py's CLN_STREAM_TMA): 0 =
+  // the TMA (include/tma.cuh) where it applies (sm_90+, 16-byte rows and
+  // pointers, C a multiple of its box count), else cp.async; -1 = always
+  // cp.async; 1 = the TMA, throwing where it does not apply.
+  int64_t stream_tma = 0;
   // The resident forward (include/cln_resident.cuh, kernels.py's CLN_RESIDENT):
   // 0 = where the sequence fits kResidentAutoBytes of shared memory and no
   // streaming setting is forced, 1 = always (throws where it does not fit),
@@ -75,6 +80,7 @@ struct ClnBwdCall {
   int64_t stream_ppr = 0;
   int64_t stream_stages = 0;
   int64_t stream_lead = 0;
+  int64_t stream_tma = 0;
 };
 size_t cln_bwd_workspace_bytes(const ClnBwdCall& c);
 void cln_bwd(const ClnBwdCall& c, void* workspace, size_t workspace_bytes, cudaStream_t stream);

@@ -19,6 +19,7 @@
 // cross-tile prefix arithmetic.
 #pragma once
 
+#include <cuda.h>  // CUtensorMap (the emulated TMA keeps its own fields in it)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -39,6 +40,8 @@
 #define __global__
 #undef __launch_bounds__
 #define __launch_bounds__(...)
+#undef __grid_constant__
+#define __grid_constant__
 
 // ---- thread identity (set by the scheduler before it resumes a thread) ------
 inline uint3 threadIdx;
@@ -215,6 +218,83 @@ struct Launch {
 template <typename F>
 Launch(F*, dim3, dim3, size_t, cudaStream_t) -> Launch<F>;
 
+// ---- TMA tensor maps: the encoder's arguments, kept in the opaque bytes ------
+struct EmuTmap {
+  unsigned char* base;
+  int rank, esize;
+  uint64_t dims[3];
+  uint64_t strides[3];  // bytes; strides[0] = esize
+  uint32_t box[3];
+};
+static_assert(sizeof(EmuTmap) <= sizeof(CUtensorMap), "the emulated map must fit");
+inline void emu_tma_encode(CUtensorMap* map, const void* base, int rank, int esize,
+                           const uint64_t* dims, const uint64_t* strides, const uint32_t* box) {
+  EmuTmap m{};
+  m.base = static_cast<unsigned char*>(const_cast<void*>(base));
+  m.rank = rank;
+  m.esize = esize;
+  m.strides[0] = static_cast<uint64_t>(esize);
+  for (int i = 0; i < rank; ++i) {
+    m.dims[i] = dims[i];
+    m.box[i] = box[i];
+    if (i > 0) m.strides[i] = strides[i - 1];
+    // The encoder's own checks (cuTensorMapEncodeTiled), so that a launcher
+    // passing a map the GPU would refuse fails here too.
+    if (box[i] == 0 || box[i] > 256 || (i > 0 && strides[i - 1] % 16 != 0) ||
+        (reinterpret_cast<uintptr_t>(base) % 16) != 0 ||
+        (static_cast<uint64_t>(box[0]) * esize) % 16 != 0) {
+      std::fprintf(stderr, "cuda_emu: a tensor map the encoder would refuse (dim %d)\n", i);
+      std::abort();
+    }
+  }
+  for (int i = rank; i < 3; ++i) {
+    m.dims[i] = 1;
+    m.box[i] = 1;
+    m.strides[i] = m.strides[i - 1] * m.dims[i - 1];
+  }
+  std::memset(map, 0, sizeof(CUtensorMap));
+  std::memcpy(map, &m, sizeof(m));
+}
+// Copy the box at coordinates c between the tensor and the dense buffer
+// `smem` ([box2][box1][box0]); load: out-of-bounds elements read as zeros;
+// store: they are skipped.  Returns the box's bytes.
+inline long long emu_tma_copy(const CUtensorMap* map, const int* c, unsigned char* smem,
+                              bool load) {
+  EmuTmap m;
+  std::memcpy(&m, map, sizeof(m));
+  // The GPU needs 128-byte aligned boxes; the dynamic shared memory starts
+  // 128-byte aligned there (norm_common.cuh), so check the offset into it.
+  const unsigned char* dyn = block().dyn_smem.data();
+  if ((smem - dyn) % 128 != 0) {
+    std::fprintf(stderr, "cuda_emu: a TMA box at shared-memory offset %lld (not 128-byte aligned)\n",
+                 static_cast<long long>(smem - dyn));
+    std::abort();
+  }
+  long long n = 0;
+  for (uint32_t i2 = 0; i2 < m.box[2]; ++i2)
+    for (uint32_t i1 = 0; i1 < m.box[1]; ++i1)
+      for (uint32_t i0 = 0; i0 < m.box[0]; ++i0, n += m.esize) {
+        const long long g0 = c[0] + static_cast<long long>(i0);
+        const long long g1 = c[1] + static_cast<long long>(i1);
+        const long long g2 = c[2] + static_cast<long long>(i2);
+        const bool in = g0 >= 0 && g1 >= 0 && g2 >= 0 && g0 < static_cast<long long>(m.dims[0]) &&
+                        g1 < static_cast<long long>(m.dims[1]) &&
+                        g2 < static_cast<long long>(m.dims[2]);
+        unsigned char* s = smem + n;
+        unsigned char* g = in ? m.base + g0 * m.strides[0] + g1 * m.strides[1] + g2 * m.strides[2]
+                              : nullptr;
+        if (load) {
+          if (in)
+            std::memcpy(s, g, m.esize);
+          else
+            std::memset(s, 0, m.esize);
+        } else if (in) {
+          std::memcpy(g, s, m.esize);
+        }
+      }
+  return n;
+}
+
 }  // namespace normk_emu
 
 // ---- intrinsics -----------------------------------------------------------
@@ -351,4 +431,69 @@ template <typename A>
 A* dynamic_smem() {
   return reinterpret_cast<A*>(normk_emu::block().dyn_smem.data());
 }
+
+// ---- TMA (include/tma.cuh) ----------------------------------------------------
+// A tensor map holds the encoder's arguments (normk_emu::EmuTmap); a load
+// copies the box at once and completes its bytes on the mbarrier, a store
+// copies at once (both legal schedules: the kernel reads a loaded box only
+// after the mbarrier's phase completes, and reuses a stored buffer only
+// after tma_wait_read).
+struct mbar_t {
+  unsigned count = 0, pending = 0, phase = 0;
+  long long tx = 0;
+};
+inline void mbar_complete_if_done(mbar_t* b) {
+  if (b->pending == 0 && b->tx == 0) {
+    ++b->phase;
+    b->pending = b->count;
+  }
+}
+inline void mbar_init(mbar_t* b, unsigned count) {
+  b->count = b->pending = count;
+  b->phase = 0;
+  b->tx = 0;
+}
+inline void mbar_init_fence() {}
+inline void mbar_arrive_expect_tx(mbar_t* b, unsigned bytes) {
+  if (b->pending == 0) {
+    std::fprintf(stderr, "cuda_emu: mbarrier arrival beyond its count\n");
+    std::abort();
+  }
+  b->tx += bytes;
+  --b->pending;
+  mbar_complete_if_done(b);
+}
+// Phase `parity` completes when the phase counter moves past it; other
+// threads run meanwhile (the copies are issued by one of them).
+inline void mbar_wait(mbar_t* b, unsigned parity) {
+  long spins = 0;
+  while ((b->phase & 1u) == (parity & 1u)) {
+    if (++spins > 100000000L) {
+      std::fprintf(stderr, "cuda_emu: an mbarrier phase never completed (block %u)\n",
+                   blockIdx.x);
+      std::abort();
+    }
+    normk_emu::yield_to_scheduler();
+  }
+}
+inline void tma_load_2d(void* dst, const CUtensorMap* map, int c0, int c1, mbar_t* bar) {
+  const int c[3] = {c0, c1, 0};
+  bar->tx -= normk_emu::emu_tma_copy(map, c, static_cast<unsigned char*>(dst), true);
+  mbar_complete_if_done(bar);
+}
+inline void tma_load_3d(void* dst, const CUtensorMap* map, int c0, int c1, int c2, mbar_t* bar) {
+  const int c[3] = {c0, c1, c2};
+  bar->tx -= normk_emu::emu_tma_copy(map, c, static_cast<unsigned char*>(dst), true);
+  mbar_complete_if_done(bar);
+}
+inline void tma_store_3d(const CUtensorMap* map, const void* src, int c0, int c1, int c2) {
+  const int c[3] = {c0, c1, c2};
+  normk_emu::emu_tma_copy(map, c, static_cast<unsigned char*>(const_cast<void*>(src)), false);
+}
+inline void tma_commit() {}
+template <int N>
+void tma_wait_read() {}
+template <int N>
+void tma_wait() {}
+inline void fence_proxy_async() {}
 }  // namespace normk

@@ -253,6 +253,7 @@ struct Knobs {
   int64_t stream_stages = 0;
   int64_t stream_lead = 0;
   int64_t resident = 0;
+  int64_t stream_tma = 0;  // the streaming kernels' copies: 0 TMA where it applies, -1 cp.async
 };
 // The default: one group for every shape here (at most 141 tiles).
 const Knobs kDefault{"default", 0};
@@ -267,7 +268,9 @@ const Knobs kSmallG[] = {{"G=3", 3, 0, 0, 0, -1},
                          {"regs G=3", 3, -1},
                          {"ppr=8 S=2 G=2", 2, 8, 2},
                          {"ppr=16 S=4 D=2", 0, 16, 4, 2},
-                         {"ppr=4 S=4 D=3 G=3", 3, 4, 4, 3}};
+                         {"ppr=4 S=4 D=3 G=3", 3, 4, 4, 3},
+                         {"cp.async G=2", 2, 0, 0, 0, -1, -1},
+                         {"ppr=8 S=2 cp.async", 0, 8, 2, 0, 0, -1}};
 // Streaming with state and G = 2.
 const Knobs kStream{"G=2", 2, 0, 0, 0, -1};
 // The long sequences (L >= 1000; slow on the emulator: one fiber per CUDA
@@ -304,6 +307,7 @@ void set_knobs(Call& c, const Knobs& k) {
   c.stream_ppr = k.stream_ppr;
   c.stream_stages = k.stream_stages;
   c.stream_lead = k.stream_lead;
+  c.stream_tma = k.stream_tma;
   if constexpr (std::is_same_v<Call, normk::ClnFwdCall>) c.resident = k.resident;
 }
 

@@ -109,10 +109,13 @@ constexpr int kBarProd = 1;
 constexpr int kBarFull = 2;
 constexpr int kBarReady = kBarFull + kStreamMaxStages;
 constexpr int kBarEmpty = kBarReady + kStreamMaxStages;
+// TMA path: the output warps among themselves (their y is in the stage
+// before one of them stores it).
+constexpr int kBarOut = kBarEmpty + kStreamMaxStages;
 constexpr int kFullCount = kStreamHalf + 32;
 constexpr int kReadyCount = 32 + kStreamOut;
 constexpr int kEmptyCount = kStreamOut + kStreamHalf;
-static_assert(kBarEmpty + kStreamMaxStages <= 16, "16 hardware barriers per block");
+static_assert(kBarOut + 1 <= 16, "16 hardware barriers per block");
 
 // Shared-memory layout of a streaming block, used by the kernels and by the
 // launcher's plan (csrc/cln_common.h) alike.  A stage holds one tile
@@ -187,6 +190,30 @@ __device__ __forceinline__ void stream_issue_tile(T* dst, const T* src, int C, i
   }
 }
 
+// TMA path: the tile (C rows of BT frames of batch item b from frame t0)
+// into dst[C][BT], in boxes of cbox rows (cbox | C), completing on bar; the
+// caller has announced the bytes (mbar_arrive_expect_tx).  One thread.
+template <typename T>
+__device__ __forceinline__ void stream_tma_load_tile(T* dst, const CUtensorMap* map, mbar_t* bar,
+                                                     int C, int cbox, int BT, int t0, int b) {
+  for (int c0 = 0; c0 < C; c0 += cbox) tma_load_3d(dst + c0 * BT, map, t0, c0, b, bar);
+}
+// TMA path, output warps: store the tile the output threads have written
+// into src[C][BT] (each thread fenced its writes with fence_proxy_async), and
+// wait until the TMA has read it, so that the stage can be handed back.
+// Frames past T are clipped by the TMA.  o: the thread's index among the
+// output threads.
+template <typename T>
+__device__ __forceinline__ void stream_tma_store_tile(const T* src, const CUtensorMap* map, int C,
+                                                      int cbox, int BT, int t0, int b, int o) {
+  named_barrier(kBarOut, kStreamOut);
+  if (o == 0) {
+    for (int c0 = 0; c0 < C; c0 += cbox) tma_store_3d(map, src + c0 * BT, t0, c0, b);
+    tma_commit();
+    tma_wait_read<0>();
+  }
+}
+
 // The producer warps (statistics of both directions; pack_frame_sum in
 // cln_kernels.cuh sums their per-frame partials over pack columns j = h % PPR).
 constexpr int kStreamProdWarps = kStreamHalf / 32;
@@ -196,33 +223,56 @@ constexpr int kStreamProdWarps = kStreamHalf / 32;
 // block in stage k % S).
 //   issue(s, tile): the half's copies of `tile` into stage s (the caller commits)
 //   stats(s, tile): its statistics and publication (may use producer barriers)
+//   full: nullptr for cp.async copies; the TMA path's per-stage mbarriers
+//         (issue announces and starts the copies; the u-th fill of a stage
+//         completes its phase u)
 template <typename Issue, typename Stats>
 __device__ __forceinline__ void stream_producer(int first, int stride, int ntot, int S, int D,
-                                                Issue&& issue, Stats&& stats) {
+                                                mbar_t* full, Issue&& issue, Stats&& stats) {
   const auto tile_of = [&](int k) { return first + k * stride; };
   for (int s = 0; s < S; ++s) {
     if (tile_of(s) < ntot) issue(s, tile_of(s));
-    cp_async_commit();  // one group per tile slot, empty or not
+    if (!full) cp_async_commit();  // one group per tile slot, empty or not
   }
   int k = 0;
   for (; tile_of(k) < ntot; ++k) {
     const int s = k % S;
-    // Groups committed so far: S + max(0, k - D), tile k being group k.
-    cp_async_wait_depth(k < D ? S - 1 - k : S - 1 - D);
-    named_barrier(kBarProd, kStreamHalf);  // the whole half's copies of tile k have landed
+    if (full) {
+      mbar_wait(&full[s], static_cast<unsigned>(k / S) & 1u);  // tile k has landed
+    } else {
+      // Groups committed so far: S + max(0, k - D), tile k being group k.
+      cp_async_wait_depth(k < D ? S - 1 - k : S - 1 - D);
+      named_barrier(kBarProd, kStreamHalf);  // the whole half's copies of tile k have landed
+    }
     stats(s, tile_of(k));
     named_barrier_arrive(kBarFull + s, kFullCount);
     if (k >= D) {
       const int sr = (k - D) % S;
       named_barrier(kBarEmpty + sr, kEmptyCount);  // the output warps are done with tile k - D
       if (tile_of(k + S - D) < ntot) issue(sr, tile_of(k + S - D));
-      cp_async_commit();
+      if (!full) cp_async_commit();
     }
   }
   // Collect the consumer's last hand-backs (tiles k - D .. k - 1), so that
   // every barrier is complete when the block exits.
   for (int t = k - D < 0 ? 0 : k - D; t < k; ++t) named_barrier(kBarEmpty + t % S, kEmptyCount);
-  cp_async_wait<0>();
+  if (!full) cp_async_wait<0>();
+}
+
+// TMA path: the ring's mbarriers, one arrival (the issuing thread's) per
+// fill; before the block's first __syncthreads.
+// ring: the dynamic shared memory, whose 128-byte alignment the boxes need
+// (the launcher checked the offsets within it).
+__device__ __forceinline__ void stream_init_full(mbar_t* full, int S, const void* ring) {
+  if (threadIdx.x == 0) {
+#ifndef NORMK_HOST_EMULATION
+    if ((smem_addr(ring) & 127u) != 0) __trap();
+#else
+    (void)ring;
+#endif
+    for (int s = 0; s < S; ++s) mbar_init(&full[s], 1);
+    mbar_init_fence();
+  }
 }
 
 // The consumer half.  Its scan warp (warp 0) runs finish(s, tile) (the
@@ -269,7 +319,7 @@ constexpr int stream_fwd_min_blocks() {
 
 template <typename T, typename P, int PPR>
 __global__ void __launch_bounds__(kStreamThreads, stream_fwd_min_blocks<T>())
-    cln_fwd_stream_kernel(const ClnFwdArgs<T, P> args) {
+    cln_fwd_stream_kernel(const __grid_constant__ ClnFwdArgs<T, P> args) {
   using A = acc_t<T>;
   using G = StreamGeom<T, PPR>;
   constexpr int V = G::V, BT = G::BT;
@@ -277,6 +327,7 @@ __global__ void __launch_bounds__(kStreamThreads, stream_fwd_min_blocks<T>())
   __shared__ A s_mu[kStreamMaxStages][BT];  // frame mean -> in-tile scan -> mu_t
   __shared__ A s_m2[kStreamMaxStages][BT];  // frame M2 -> in-tile scan -> rstd_t
   __shared__ A s_red[1][kStreamProdWarps][BT];  // the producer warps' partials
+  __shared__ mbar_t s_full[kStreamMaxStages];     // TMA path: a stage's tile has landed
   T* const ring = dynamic_smem<T>();
 
   const int C = args.C, L = args.L;
@@ -284,7 +335,9 @@ __global__ void __launch_bounds__(kStreamThreads, stream_fwd_min_blocks<T>())
   const int S = args.nstages;
   const int tile_elems = C * BT;
   const bool vec = args.vec != 0;
+  const bool tma = args.tma != 0;
   const int tid = threadIdx.x;
+  if (tma) stream_init_full(s_full, S, ring);
   // gamma and beta (as A) after the ring.  Read from shared memory: read
   // from global memory in the output loop (an L2 round trip per row, L1
   // hit rate 0.02 % next to the 192 KB ring) they made the load-store
@@ -312,6 +365,14 @@ __global__ void __launch_bounds__(kStreamThreads, stream_fwd_min_blocks<T>())
     const int j = h % G::PPR, r0 = h / G::PPR;
     const A inv_c = A(1) / static_cast<A>(C);
     auto issue = [&](int s, int tile) {
+      if (tma) {
+        if (h == 0) {
+          mbar_arrive_expect_tx(&s_full[s], static_cast<unsigned>(tile_elems * sizeof(T)));
+          stream_tma_load_tile(ring + s * tile_elems, &args.tm_x, &s_full[s], C, args.cbox, BT,
+                               (tile / args.B) * BT, tile % args.B);
+        }
+        return;
+      }
       stream_issue_tile<G>(ring + s * tile_elems,
                            args.x + static_cast<long long>(tile % args.B) * C * L, C, L,
                            (tile / args.B) * BT, vec, h);
@@ -349,7 +410,8 @@ __global__ void __launch_bounds__(kStreamThreads, stream_fwd_min_blocks<T>())
       named_barrier(kBarProd, kStreamHalf);
       if (h < 32) cln_fwd_tile_publish<G>(args, tile, s_mu[s], s_m2[s]);
     };
-    stream_producer(blockIdx.x, gridDim.x, ntot, S, args.lead, issue, stats);
+    stream_producer(blockIdx.x, gridDim.x, ntot, S, args.lead, tma ? s_full : nullptr, issue,
+                    stats);
     return;
   }
 
@@ -369,13 +431,32 @@ __global__ void __launch_bounds__(kStreamThreads, stream_fwd_min_blocks<T>())
     const int b = tile % args.B;
     const int tt = (tile / args.B) * BT + j * V;
     const int nvalid = L - tt;
-    if (nvalid <= 0) return;
     A mu[V], rs[V];
 #pragma unroll
     for (int k = 0; k < V; ++k) {
       mu[k] = s_mu[s][j * V + k];
       rs[k] = s_m2[s][j * V + k];
     }
+    if (tma) {
+      // y in place of x in the stage (each thread rewrites the packs it read),
+      // then one TMA store of the tile; frames past T are computed from the
+      // zero fill and clipped by the store.
+      T* tw = ring + s * tile_elems;
+#pragma unroll 4
+      for (int c = r0; c < C; c += G::RPO) {
+        uint4* p = reinterpret_cast<uint4*>(tw + c * BT + j * V);
+        const uint4 u = *p;
+        const A gm = s_gm[c], bt = s_bt[c];
+        A y[V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) y[k] = (Elem<T>::get(u, k) - mu[k]) * rs[k] * gm + bt;
+        *p = to_pack<T>(y);
+      }
+      fence_proxy_async();
+      stream_tma_store_tile(tw, &args.tm_y, C, args.cbox, BT, (tile / args.B) * BT, b, o);
+      return;
+    }
+    if (nvalid <= 0) return;
     const bool vst = vec && nvalid >= V;
     const T* tl = ring + s * tile_elems;
     T* yb = args.y + static_cast<long long>(b) * C * L;
@@ -390,6 +471,7 @@ __global__ void __launch_bounds__(kStreamThreads, stream_fwd_min_blocks<T>())
     }
   };
   stream_consumer(blockIdx.x, gridDim.x, ntot, S, finish, out);
+  if (tma && tid == 32) tma_wait<0>();  // the storing thread: every store complete
 }
 
 // ---------------------------------------------------------------------------
@@ -406,7 +488,7 @@ __global__ void __launch_bounds__(kStreamThreads, stream_fwd_min_blocks<T>())
 
 template <typename T, typename P, int PPR>
 __global__ void __launch_bounds__(kStreamThreads, 1)
-    cln_bwd_stream_kernel(const ClnBwdArgs<T, P> args) {
+    cln_bwd_stream_kernel(const __grid_constant__ ClnBwdArgs<T, P> args) {
   using A = acc_t<T>;
   using G = StreamGeom<T, PPR>;
   constexpr int V = G::V, BT = G::BT;
@@ -414,6 +496,7 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
 
   __shared__ A s_abc[kStreamMaxStages][3][BT];  // a_t, b_t, c_t -> in-tile suffix -> P - S_a, S_b
   __shared__ A s_red[2][kStreamProdWarps][BT];  // the producer warps' partials
+  __shared__ mbar_t s_full[kStreamMaxStages];     // TMA path: a stage's tiles have landed
   unsigned char* const ring = dynamic_smem<unsigned char>();
 
   const int C = args.C, L = args.L;
@@ -422,7 +505,9 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
   const long long stage_bytes = stream_stage_bytes<T>(C, PPR, true);
   const int tile_elems = C * BT;
   const bool vec = args.vec != 0;
+  const bool tma = args.tma != 0;
   const int tid = threadIdx.x;
+  if (tma) stream_init_full(s_full, S, ring);
   // gamma (as A) after the ring, read by both halves.
   A* const s_gamma = reinterpret_cast<A*>(ring + S * stage_bytes);
   if (args.gamma)
@@ -440,6 +525,17 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
     auto issue = [&](int s, int tile) {
       const int b = tile % args.B;
       const int t0 = first_frame(tile);
+      if (tma) {
+        if (h == 0) {
+          mbar_t* bar = &s_full[s];
+          mbar_arrive_expect_tx(bar, static_cast<unsigned>(stage_bytes));
+          stream_tma_load_tile(stage_x(s), &args.tm_x, bar, C, args.cbox, BT, t0, b);
+          stream_tma_load_tile(stage_dy(s), &args.tm_dy, bar, C, args.cbox, BT, t0, b);
+          tma_load_2d(stage_mr(s), &args.tm_mean, t0, b, bar);
+          tma_load_2d(stage_mr(s) + BT, &args.tm_rstd, t0, b, bar);
+        }
+        return;
+      }
       const long long bofs = static_cast<long long>(b) * C * L;
       stream_issue_tile<G>(stage_x(s), args.x + bofs, C, L, t0, vec, h);
       stream_issue_tile<G>(stage_dy(s), args.dy + bofs, C, L, t0, vec, h);
@@ -498,7 +594,8 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
       named_barrier(kBarProd, kStreamHalf);
       if (h < 32) cln_bwd_tile_publish<G>(args, tile, s_abc[s]);
     };
-    stream_producer(blockIdx.x, gridDim.x, ntot, S, args.lead, issue, stats);
+    stream_producer(blockIdx.x, gridDim.x, ntot, S, args.lead, tma ? s_full : nullptr, issue,
+                    stats);
     return;
   }
 
@@ -544,8 +641,12 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
         pg += dyv * ((xv - mu[k]) * rs[k]);
         pb += dyv;
       }
-      if (row && nvalid > 0)
+      if (tma) {
+        // dx in place of dy in the stage (the TMA stores it below).
+        if (row) *reinterpret_cast<uint4*>(const_cast<T*>(gt) + c * BT + j * V) = to_pack<T>(dx);
+      } else if (row && nvalid > 0) {
         store_pack<T>(dxb + static_cast<long long>(c) * L + tt, dx, vst, nvalid);
+      }
       if (partials) {
         // The PPR lanes of a row (consecutive, PPR | 32) hold its packs.
 #pragma unroll
@@ -559,8 +660,13 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
         }
       }
     }
+    if (tma) {
+      fence_proxy_async();
+      stream_tma_store_tile(gt, &args.tm_dx, C, args.cbox, BT, first_frame(tile), b, o);
+    }
   };
   stream_consumer(blockIdx.x, gridDim.x, ntot, S, finish, out);
+  if (tma && tid == 32) tma_wait<0>();  // the storing thread: every store complete
 }
 
 }  // namespace normk

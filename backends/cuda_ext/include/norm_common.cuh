@@ -184,21 +184,28 @@ __device__ __forceinline__ uint4 load_pack(const T* p, bool vec, int nvalid) {
   return u;
 }
 
+// V values (already in A) as one pack of T, rounding once.
+template <typename T, typename A>
+__device__ __forceinline__ uint4 to_pack(const A (&v)[PackInfo<T>::V]) {
+  constexpr int V = PackInfo<T>::V;
+  uint4 u;
+  if constexpr (sizeof(T) == 2) {  // pairs: half the conversions
+#pragma unroll
+    for (int i = 0; i < V / 2; ++i) pack_set_word(u, i, Elem<T>::pack2(v[2 * i], v[2 * i + 1]));
+  } else {
+#pragma unroll
+    for (int k = 0; k < V; ++k) Elem<T>::put(u, k, v[k]);
+  }
+  return u;
+}
+
 // Store V values (already in A) as T, rounding once.
 template <typename T, typename A>
 __device__ __forceinline__ void store_pack(T* p, const A (&v)[PackInfo<T>::V], bool vec,
                                            int nvalid) {
   constexpr int V = PackInfo<T>::V;
   if (vec) {
-    uint4 u;
-    if constexpr (sizeof(T) == 2) {  // pairs: half the conversions
-#pragma unroll
-      for (int i = 0; i < V / 2; ++i) pack_set_word(u, i, Elem<T>::pack2(v[2 * i], v[2 * i + 1]));
-    } else {
-#pragma unroll
-      for (int k = 0; k < V; ++k) Elem<T>::put(u, k, v[k]);
-    }
-    *reinterpret_cast<uint4*>(p) = u;
+    *reinterpret_cast<uint4*>(p) = to_pack<T>(v);
   } else {
 #pragma unroll
     for (int k = 0; k < V; ++k)
@@ -428,7 +435,8 @@ __device__ __forceinline__ void cp_async_wait() {
 // The block's dynamic shared memory.
 template <typename A>
 __device__ __forceinline__ A* dynamic_smem() {
-  extern __shared__ __align__(16) unsigned char normk_dyn_smem[];
+  // 128-byte aligned: the TMA's shared-memory boxes (tma.cuh) need it.
+  extern __shared__ __align__(128) unsigned char normk_dyn_smem[];
   return reinterpret_cast<A*>(normk_dyn_smem);
 }
 #endif
