@@ -202,7 +202,6 @@ struct ClnFwdArgs {
   // Streaming kernels, TMA path (tma != 0): boxes of cbox channel rows x BT
   // frames of x and y, tensor maps over (T, C, B).
   int tma, cbox;
-  int order;  // streaming kernels: 1 = tiles scheduled time-major (StreamSched)
   CUtensorMap tm_x, tm_y;
 };
 
@@ -230,7 +229,6 @@ struct ClnBwdArgs {
   int nstages, lead;  // as in ClnFwdArgs
   // As in ClnFwdArgs; mean and rstd as (T, B) maps with boxes of BT x 1.
   int tma, cbox;
-  int order;  // as in ClnFwdArgs
   CUtensorMap tm_x, tm_dy, tm_dx, tm_mean, tm_rstd;
 };
 

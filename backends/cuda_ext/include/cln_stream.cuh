@@ -218,41 +218,24 @@ __device__ __forceinline__ void stream_tma_store_tile(const T* src, const CUtens
 // cln_kernels.cuh sums their per-frame partials over pack columns j = h % PPR).
 constexpr int kStreamProdWarps = kStreamHalf / 32;
 
-// A block's tiles: the k-th is schedule position q = blockIdx.x + k *
-// gridDim.x (below ntot), in stage k % S.  Position q is tile q itself
-// (batch items fastest: tile g = i * B + b) or, time_major, tile (b, i) of
-// q = b * ntiles + i, so that the blocks work on consecutive tiles of one
-// sequence at a time.  Either way a tile waits only on tiles of earlier
-// positions (the no-deadlock argument at the top holds for positions).
-struct StreamSched {
-  int first, stride, ntot, B, ntiles;
-  bool time_major;
-  __device__ __forceinline__ bool has(int k) const { return first + k * stride < ntot; }
-  __device__ __forceinline__ int tile(int k) const {
-    const int q = first + k * stride;
-    return time_major ? (q % ntiles) * B + q / ntiles : q;
-  }
-};
-__device__ __forceinline__ StreamSched stream_sched(int B, int ntiles, int order) {
-  return StreamSched{static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x), B * ntiles, B,
-                     ntiles, order != 0};
-}
-
-// The producer half's ring schedule (shared by both directions).
+// The producer half's ring schedule (shared by both directions).  The
+// block's tiles are first, first + stride, ... below ntot (tile k of the
+// block in stage k % S).
 //   issue(s, tile): the half's copies of `tile` into stage s (the caller commits)
 //   stats(s, tile): its statistics and publication (may use producer barriers)
 //   full: nullptr for cp.async copies; the TMA path's per-stage mbarriers
 //         (issue announces and starts the copies; the u-th fill of a stage
 //         completes its phase u)
 template <typename Issue, typename Stats>
-__device__ __forceinline__ void stream_producer(const StreamSched& sc, int S, int D, mbar_t* full,
-                                                Issue&& issue, Stats&& stats) {
+__device__ __forceinline__ void stream_producer(int first, int stride, int ntot, int S, int D,
+                                                mbar_t* full, Issue&& issue, Stats&& stats) {
+  const auto tile_of = [&](int k) { return first + k * stride; };
   for (int s = 0; s < S; ++s) {
-    if (sc.has(s)) issue(s, sc.tile(s));
+    if (tile_of(s) < ntot) issue(s, tile_of(s));
     if (!full) cp_async_commit();  // one group per tile slot, empty or not
   }
   int k = 0;
-  for (; sc.has(k); ++k) {
+  for (; tile_of(k) < ntot; ++k) {
     const int s = k % S;
     if (full) {
       mbar_wait(&full[s], static_cast<unsigned>(k / S) & 1u);  // tile k has landed
@@ -261,12 +244,12 @@ __device__ __forceinline__ void stream_producer(const StreamSched& sc, int S, in
       cp_async_wait_depth(k < D ? S - 1 - k : S - 1 - D);
       named_barrier(kBarProd, kStreamHalf);  // the whole half's copies of tile k have landed
     }
-    stats(s, sc.tile(k));
+    stats(s, tile_of(k));
     named_barrier_arrive(kBarFull + s, kFullCount);
     if (k >= D) {
       const int sr = (k - D) % S;
       named_barrier(kBarEmpty + sr, kEmptyCount);  // the output warps are done with tile k - D
-      if (sc.has(k + S - D)) issue(sr, sc.tile(k + S - D));
+      if (tile_of(k + S - D) < ntot) issue(sr, tile_of(k + S - D));
       if (!full) cp_async_commit();
     }
   }
@@ -300,21 +283,21 @@ __device__ __forceinline__ void stream_init_full(mbar_t* full, int S, const void
 // one consumer loop (wait, then output, all 4 warps) the wait was on the
 // critical path of every tile.
 template <typename Finish, typename Out>
-__device__ __forceinline__ void stream_consumer(const StreamSched& sc, int S, Finish&& finish,
-                                                Out&& out) {
+__device__ __forceinline__ void stream_consumer(int first, int stride, int ntot, int S,
+                                                Finish&& finish, Out&& out) {
   const int tid = threadIdx.x;
   if (tid < 32) {
-    for (int k = 0; sc.has(k); ++k) {
+    for (int k = 0; first + k * stride < ntot; ++k) {
       const int s = k % S;
       named_barrier(kBarFull + s, kFullCount);
-      finish(s, sc.tile(k));
+      finish(s, first + k * stride);
       named_barrier_arrive(kBarReady + s, kReadyCount);
     }
   } else {
-    for (int k = 0; sc.has(k); ++k) {
+    for (int k = 0; first + k * stride < ntot; ++k) {
       const int s = k % S;
       named_barrier(kBarReady + s, kReadyCount);
-      out(s, sc.tile(k), tid - 32);
+      out(s, first + k * stride, tid - 32);
       named_barrier_arrive(kBarEmpty + s, kEmptyCount);
     }
   }
@@ -348,7 +331,7 @@ __global__ void __launch_bounds__(kStreamThreads, stream_fwd_min_blocks<T>())
   T* const ring = dynamic_smem<T>();
 
   const int C = args.C, L = args.L;
-  const StreamSched sched = stream_sched(args.B, args.ntiles, args.order);
+  const int ntot = args.B * args.ntiles;
   const int S = args.nstages;
   const int tile_elems = C * BT;
   const bool vec = args.vec != 0;
@@ -427,7 +410,8 @@ __global__ void __launch_bounds__(kStreamThreads, stream_fwd_min_blocks<T>())
       named_barrier(kBarProd, kStreamHalf);
       if (h < 32) cln_fwd_tile_publish<G>(args, tile, s_mu[s], s_m2[s]);
     };
-    stream_producer(sched, S, args.lead, tma ? s_full : nullptr, issue, stats);
+    stream_producer(blockIdx.x, gridDim.x, ntot, S, args.lead, tma ? s_full : nullptr, issue,
+                    stats);
     return;
   }
 
@@ -486,7 +470,7 @@ __global__ void __launch_bounds__(kStreamThreads, stream_fwd_min_blocks<T>())
       store_pack<T>(yb + static_cast<long long>(c) * L + tt, y, vst, nvalid);
     }
   };
-  stream_consumer(sched, S, finish, out);
+  stream_consumer(blockIdx.x, gridDim.x, ntot, S, finish, out);
   if (tma && tid == 32) tma_wait<0>();  // the storing thread: every store complete
 }
 
@@ -516,7 +500,7 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
   unsigned char* const ring = dynamic_smem<unsigned char>();
 
   const int C = args.C, L = args.L;
-  const StreamSched sched = stream_sched(args.B, args.ntiles, args.order);
+  const int ntot = args.B * args.ntiles;
   const int S = args.nstages;
   const long long stage_bytes = stream_stage_bytes<T>(C, PPR, true);
   const int tile_elems = C * BT;
@@ -610,7 +594,8 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
       named_barrier(kBarProd, kStreamHalf);
       if (h < 32) cln_bwd_tile_publish<G>(args, tile, s_abc[s]);
     };
-    stream_producer(sched, S, args.lead, tma ? s_full : nullptr, issue, stats);
+    stream_producer(blockIdx.x, gridDim.x, ntot, S, args.lead, tma ? s_full : nullptr, issue,
+                    stats);
     return;
   }
 
@@ -680,7 +665,7 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
       stream_tma_store_tile(gt, &args.tm_dx, C, args.cbox, BT, first_frame(tile), b, o);
     }
   };
-  stream_consumer(sched, S, finish, out);
+  stream_consumer(blockIdx.x, gridDim.x, ntot, S, finish, out);
   if (tma && tid == 32) tma_wait<0>();  // the storing thread: every store complete
 }
 
