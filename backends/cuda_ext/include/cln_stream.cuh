@@ -15,9 +15,13 @@
 // Each block is persistent (a grid of SMs x occupancy blocks, all resident
 // at once: a cooperative launch) and owns a ring of S stages in shared
 // memory, each holding one tile ([C][BT] elements: row c = channel c's BT
-// frames), loaded with cp.async.  Block b takes the tiles b, b + grid,
+// frames), loaded with the TMA (tma.cuh: one thread per tile, completing on a
+// per-stage mbarrier; y / dx written back into the stage and stored by the
+// TMA) where the call allows it, else with cp.async.  Block b takes the tiles b, b + grid,
 // b + 2 grid, ... (tile g = i * B + batch item, i the tile index in time), so
-// at any moment the blocks work on one window of consecutive tiles.  Its
+// at any moment the blocks work on one window of consecutive tiles.  (Time
+// order, g = b * ntiles + i, lengthened the DRAM runs but made every tile wait
+// on the one just started: fwd (4, 256, 16000) fp32 0.62 -> 0.52; NOTES 12.2.)  Its
 // warps have three roles, each on a different tile of the ring:
 //
 //   * producer (warps 4-7): issues the tiles' copies and, as each lands,
