@@ -325,39 +325,21 @@ def cln_knobs(
     sweep on the GPU, e.g. ``with cln_knobs(group_tiles=512): t = time(...)``.
     Not thread-safe (module state).
     """
-    global CLN_GROUP_TILES, CLN_STREAM_PPR, CLN_STREAM_STAGES, CLN_STREAM_LEAD, CLN_RESIDENT
-    global CLN_STREAM_TMA
-    saved = (
-        CLN_GROUP_TILES,
-        CLN_STREAM_PPR,
-        CLN_STREAM_STAGES,
-        CLN_STREAM_LEAD,
-        CLN_RESIDENT,
-        CLN_STREAM_TMA,
-    )
-    if group_tiles is not None:
-        CLN_GROUP_TILES = int(group_tiles)
-    if stream_ppr is not None:
-        CLN_STREAM_PPR = int(stream_ppr)
-    if stream_stages is not None:
-        CLN_STREAM_STAGES = int(stream_stages)
-    if stream_lead is not None:
-        CLN_STREAM_LEAD = int(stream_lead)
-    if resident is not None:
-        CLN_RESIDENT = int(resident)
-    if stream_tma is not None:
-        CLN_STREAM_TMA = int(stream_tma)
+    want = {
+        "CLN_GROUP_TILES": group_tiles,
+        "CLN_STREAM_PPR": stream_ppr,
+        "CLN_STREAM_STAGES": stream_stages,
+        "CLN_STREAM_LEAD": stream_lead,
+        "CLN_RESIDENT": resident,
+        "CLN_STREAM_TMA": stream_tma,
+    }
+    module = globals()
+    saved = {name: module[name] for name in want}
+    module.update({name: int(v) for name, v in want.items() if v is not None})
     try:
         yield
     finally:
-        (
-            CLN_GROUP_TILES,
-            CLN_STREAM_PPR,
-            CLN_STREAM_STAGES,
-            CLN_STREAM_LEAD,
-            CLN_RESIDENT,
-            CLN_STREAM_TMA,
-        ) = saved
+        module.update(saved)
 
 
 def rmsnorm_forward(x: Tensor, weight: Tensor | None, eps: float, y: Tensor, rstd: Tensor) -> None:
