@@ -6,5 +6,5 @@
 set -uo pipefail
 source bench/gpu_env.sh
 timeout -s KILL ${T_CLN:-150} python3 -m bench.tune --backend cuda_ext --ops cln --parts shapes \
-  --variants "default,ppr8 S3 D2,ppr8 S4 D2,ppr4 S4 D2,ppr16 S3 D2,default" \
+  --variants "default,ppr8 S3 D2,ppr8 S4 D2,ppr4 S4 D2,ppr16 S3 D2" \
   > "$OUT/tune-cln-lead.log" 2>&1; cat "$OUT/tune-cln-lead.log"
