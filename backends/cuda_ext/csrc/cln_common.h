@@ -337,7 +337,7 @@ int stream_tma_cbox(long long C, int ppr, bool bwd, bool vec, bool stats_aligned
     why = "float64 has no TMA path";
   else if (!vec)
     why = "T is not a multiple of 16 bytes or a tensor is not 16-byte aligned";
-  else if (!bwd ? false : !stats_aligned)
+  else if (bwd && !stats_aligned)
     why = "mean / rstd are not 16-byte aligned";
   else if (C % nbox != 0)
     why = "C is not a multiple of its box count (boxes of at most 256 channels)";

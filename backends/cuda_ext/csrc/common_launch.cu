@@ -1,7 +1,6 @@
 // Launch helpers shared by all ops: dtype names, the SM count, and the
 // deterministic column-sum reduction of per-tile / per-block partials.
 #include <algorithm>
-#include <atomic>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -22,19 +21,8 @@ const char* dtype_name(DType t) {
 }
 
 int sm_count() {
-  constexpr int kMaxDevices = 64;
-  static std::atomic<int> cache[kMaxDevices];  // 0 = not yet queried
-  int dev = 0;
-  check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
-  if (dev >= 0 && dev < kMaxDevices) {
-    const int v = cache[dev].load(std::memory_order_relaxed);
-    if (v > 0) return v;
-  }
-  int n = 0;
-  check_cuda(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev),
-             "cudaDeviceGetAttribute(MultiProcessorCount)");
-  if (dev >= 0 && dev < kMaxDevices) cache[dev].store(n, std::memory_order_relaxed);
-  return n;
+  return device_attribute<cudaDevAttrMultiProcessorCount>(
+      "cudaDeviceGetAttribute(MultiProcessorCount)");
 }
 
 int blocks_per_sm(const void* kernel, int threads, size_t smem) {

@@ -5,6 +5,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -37,6 +38,25 @@ inline void check_launch(const char* what) { check_cuda(cudaGetLastError(), what
 inline size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 inline long long cdiv(long long a, long long b) { return (a + b - 1) / b; }
 inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+// An attribute of the current device, queried once per device: the launchers
+// ask on every call, where the attribute call was host time on every call.
+// For attributes that are never 0 (0 marks "not yet queried").
+template <cudaDeviceAttr Attr>
+int device_attribute(const char* what) {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int> cache[kMaxDevices];
+  int dev = 0;
+  check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
+  if (dev >= 0 && dev < kMaxDevices) {
+    const int v = cache[dev].load(std::memory_order_relaxed);
+    if (v > 0) return v;
+  }
+  int n = 0;
+  check_cuda(cudaDeviceGetAttribute(&n, Attr, dev), what);
+  if (dev >= 0 && dev < kMaxDevices) cache[dev].store(n, std::memory_order_relaxed);
+  return n;
+}
 
 // Streaming multiprocessors of the current device (cached per device).
 int sm_count();

@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "launch_util.h"
+
 namespace normk {
 
 template <typename T>
@@ -59,13 +61,9 @@ inline TmaEncodeFn tma_encoder() {
 // Whether the current device can take the TMA path: compute capability 9.0
 // or newer and a driver with the encoder.
 inline bool tma_supported() {
-  int dev = 0, major = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  return major >= 9 && tma_encoder() != nullptr;
+  return device_attribute<cudaDevAttrComputeCapabilityMajor>(
+             "cudaDeviceGetAttribute(ComputeCapabilityMajor)") >= 9 &&
+         tma_encoder() != nullptr;
 }
 #else
 inline bool tma_supported() { return true; }
