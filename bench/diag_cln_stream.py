@@ -5,8 +5,7 @@
 
 Levels (``NORMK_CLN_DIAG``, read by the launcher at every call; outputs are wrong for > 0):
 0 = the kernel; 1 = no cross-tile wait (the consumer uses constant statistics);
-2 = also no statistics and no publication (the ring's load / store alone); each with
-the fixed tile schedule and with tiles by ticket (``NORMK_CLN_SCHED=1``).  The
+2 = also no statistics and no publication (the ring's load / store alone).  The
 register-tile kernel (``CLN_STREAM_PPR = -1``) is timed beside them.  Same timer as
 the benchmark (CUDA-graph replay), copy bandwidth measured in the same run.
 """
@@ -29,17 +28,14 @@ SHAPES = [(16, 512, 4000), (4, 256, 16000), (2, 128, 64000)]
 
 
 @contextlib.contextmanager
-def level(kw: dict[str, object], diag: int, sched: int = 0) -> Iterator[None]:
-    """The module knobs ``kw``, ``NORMK_CLN_DIAG = diag`` and ``NORMK_CLN_SCHED = sched``
-    (1: tiles by ticket) for the calls inside."""
+def level(kw: dict[str, object], diag: int) -> Iterator[None]:
+    """The module knobs ``kw`` and ``NORMK_CLN_DIAG = diag`` for the calls inside."""
     os.environ["NORMK_CLN_DIAG"] = str(diag)
-    os.environ["NORMK_CLN_SCHED"] = str(sched)
     try:
         with knobs(K, kw):
             yield
     finally:
         os.environ.pop("NORMK_CLN_DIAG", None)
-        os.environ.pop("NORMK_CLN_SCHED", None)
 
 
 def main() -> int:
@@ -50,21 +46,17 @@ def main() -> int:
         run_once("cuda_ext", SHAPES[0], torch.float32)
         return 0
     variants = {
-        "regs": ({"CLN_STREAM_PPR": -1}, 0, 0),
-        "stream": ({}, 0, 0),
-        "stream diag1 no-wait": ({}, 1, 0),
-        "stream diag2 load-store": ({}, 2, 0),
-        "tickets": ({}, 0, 1),
-        "tickets diag1": ({}, 1, 1),
-        "tickets diag2": ({}, 2, 1),
-        "cp.async tickets": ({"CLN_STREAM_TMA": -1}, 0, 1),
+        "regs": ({"CLN_STREAM_PPR": -1}, 0),
+        "stream": ({}, 0),
+        "stream diag1 no-wait": ({}, 1),
+        "stream diag2 load-store": ({}, 2),
+        "cp.async": ({"CLN_STREAM_TMA": -1}, 0),
+        "cp.async diag1": ({"CLN_STREAM_TMA": -1}, 1),
+        "cp.async diag2": ({"CLN_STREAM_TMA": -1}, 2),
     }
     run_levels(
         "cuda_ext",
-        {
-            name: (lambda kw=kw, d=d, sc=sc: level(kw, d, sc))
-            for name, (kw, d, sc) in variants.items()
-        },
+        {name: (lambda kw=kw, d=d: level(kw, d)) for name, (kw, d) in variants.items()},
         SHAPES,
     )
     return 0

@@ -37,7 +37,6 @@
 //   bwd fp64          C <= 84 (dy kept), 280, 560
 #pragma once
 
-#include <cstdlib>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -299,9 +298,6 @@ void stream_launch(K* kernel_fn, const StreamPlan& sp, long long ntot, cudaStrea
   a.nchunks = 1;
   a.nstages = sp.stages;
   a.lead = sp.lead;
-  // Experiment (bench/gpu_s10.sh): NORMK_CLN_SCHED=1 takes the tiles by ticket.
-  const char* sched = std::getenv("NORMK_CLN_SCHED");
-  a.sched = sched ? std::atoi(sched) : 0;
   const void* kernel = reinterpret_cast<const void*>(kernel_fn);
   const int per_sm = blocks_per_sm(kernel, kStreamThreads, sp.smem);
   if (per_sm < 1)

@@ -230,70 +230,9 @@ constexpr int kStreamProdWarps = kStreamHalf / 32;
 //   full: nullptr for cp.async copies; the TMA path's per-stage mbarriers
 //         (issue announces and starts the copies; the u-th fill of a stage
 //         completes its phase u)
-// The producer half's ring schedule with tiles by ticket: the block's k-th
-// tile is the value its producer thread h = 0 took from the call's ticket
-// counter when it refilled stage k % S (stored in s_tile[k % S] for the other
-// warps; a value >= ntot ends the block).  The ticket is taken before the
-// EMPTY wait, so the atomic's round trip overlaps it; tickets are then taken
-// in about the order the tiles' copies are issued, so a tile's predecessors
-// were mostly issued before it.  No deadlock, whatever the residency: a
-// ticket is taken only by a running block, and every taken ticket is loaded
-// and published after waits only on this block's earlier (smaller) tickets.
-template <typename Issue, typename Stats>
-__device__ __forceinline__ void stream_producer_tickets(int ntot, int S, int D, mbar_t* full,
-                                                        int* ticket, int* s_tile, Issue&& issue,
-                                                        Stats&& stats) {
-  const int h = threadIdx.x - kStreamHalf;
-  bool done = false;  // thread h = 0: a ticket >= ntot was taken
-  // Thread 0 takes a ticket (or passes t), publishes it to the half; every
-  // thread issues its share of the copies.
-  const auto fill = [&](int s, int t) {
-    if (h == 0) {
-      done = done || t >= ntot;
-      s_tile[s] = done ? ntot : t;
-    }
-    named_barrier(kBarProd, kStreamHalf);
-    const int tile = s_tile[s];
-    if (tile < ntot) issue(s, tile);
-    if (!full) cp_async_commit();  // one group per tile slot, empty or not
-  };
-  for (int s = 0; s < S; ++s) fill(s, h == 0 && !done ? atomicAdd(ticket, 1) : ntot);
-  int k = 0;
-  for (;; ++k) {
-    const int s = k % S;
-    const int tile = s_tile[s];
-    if (tile >= ntot) break;
-    if (full) {
-      mbar_wait(&full[s], static_cast<unsigned>(k / S) & 1u);
-    } else {
-      cp_async_wait_depth(k < D ? S - 1 - k : S - 1 - D);
-      named_barrier(kBarProd, kStreamHalf);
-    }
-    stats(s, tile);
-    named_barrier_arrive(kBarFull + s, kFullCount);
-    if (k >= D) {
-      const int sr = (k - D) % S;
-      const int t = h == 0 && !done ? atomicAdd(ticket, 1) : ntot;  // used after the wait
-      named_barrier(kBarEmpty + sr, kEmptyCount);
-      fill(sr, t);
-    }
-  }
-  // The end marker of slot k goes to the scan warp, which passes it on.
-  named_barrier_arrive(kBarFull + k % S, kFullCount);
-  for (int t = k - D < 0 ? 0 : k - D; t < k; ++t) named_barrier(kBarEmpty + t % S, kEmptyCount);
-  if (!full) cp_async_wait<0>();
-}
-
-//   ticket, s_tile: nullptr for the fixed schedule; else tiles by ticket
-//         (stream_producer_tickets)
 template <typename Issue, typename Stats>
 __device__ __forceinline__ void stream_producer(int first, int stride, int ntot, int S, int D,
-                                                mbar_t* full, int* ticket, int* s_tile,
-                                                Issue&& issue, Stats&& stats) {
-  if (ticket) {
-    stream_producer_tickets(ntot, S, D, full, ticket, s_tile, issue, stats);
-    return;
-  }
+                                                mbar_t* full, Issue&& issue, Stats&& stats) {
   const auto tile_of = [&](int k) { return first + k * stride; };
   for (int s = 0; s < S; ++s) {
     if (tile_of(s) < ntot) issue(s, tile_of(s));
@@ -347,34 +286,22 @@ __device__ __forceinline__ void stream_init_full(mbar_t* full, int S, const void
 // waits for tile k + 1's prefix while the output warps write tile k: with
 // one consumer loop (wait, then output, all 4 warps) the wait was on the
 // critical path of every tile.
-// s_tile: nullptr for the fixed schedule; else the tiles by ticket
-// (stream_producer_tickets), a value >= ntot ending the loops.
 template <typename Finish, typename Out>
 __device__ __forceinline__ void stream_consumer(int first, int stride, int ntot, int S,
-                                                const int* s_tile, Finish&& finish, Out&& out) {
+                                                Finish&& finish, Out&& out) {
   const int tid = threadIdx.x;
-  const auto tile_of = [&](int k) { return s_tile ? s_tile[k % S] : first + k * stride; };
   if (tid < 32) {
-    for (int k = 0;; ++k) {
+    for (int k = 0; first + k * stride < ntot; ++k) {
       const int s = k % S;
-      if (s_tile) named_barrier(kBarFull + s, kFullCount);
-      const int tile = tile_of(k);
-      if (tile >= ntot) {
-        if (s_tile) named_barrier_arrive(kBarReady + s, kReadyCount);  // pass the end on
-        break;
-      }
-      if (!s_tile) named_barrier(kBarFull + s, kFullCount);
-      finish(s, tile);
+      named_barrier(kBarFull + s, kFullCount);
+      finish(s, first + k * stride);
       named_barrier_arrive(kBarReady + s, kReadyCount);
     }
   } else {
-    for (int k = 0;; ++k) {
+    for (int k = 0; first + k * stride < ntot; ++k) {
       const int s = k % S;
-      if (s_tile) named_barrier(kBarReady + s, kReadyCount);
-      const int tile = tile_of(k);
-      if (tile >= ntot) break;
-      if (!s_tile) named_barrier(kBarReady + s, kReadyCount);
-      out(s, tile, tid - 32);
+      named_barrier(kBarReady + s, kReadyCount);
+      out(s, first + k * stride, tid - 32);
       named_barrier_arrive(kBarEmpty + s, kEmptyCount);
     }
   }
@@ -405,7 +332,6 @@ __global__ void __launch_bounds__(kStreamThreads, stream_fwd_min_blocks<T>())
   __shared__ A s_m2[kStreamMaxStages][BT];  // frame M2 -> in-tile scan -> rstd_t
   __shared__ A s_red[1][kStreamProdWarps][BT];  // the producer warps' partials
   __shared__ mbar_t s_full[kStreamMaxStages];     // TMA path: a stage's tile has landed
-  __shared__ int s_tile[kStreamMaxStages];         // tiles by ticket: the stages' tiles
   T* const ring = dynamic_smem<T>();
 
   const int C = args.C, L = args.L;
@@ -488,8 +414,8 @@ __global__ void __launch_bounds__(kStreamThreads, stream_fwd_min_blocks<T>())
       named_barrier(kBarProd, kStreamHalf);
       if (h < 32) cln_fwd_tile_publish<G>(args, tile, s_mu[s], s_m2[s]);
     };
-    stream_producer(blockIdx.x, gridDim.x, ntot, S, args.lead, tma ? s_full : nullptr,
-                    args.sched ? args.ticket : nullptr, s_tile, issue, stats);
+    stream_producer(blockIdx.x, gridDim.x, ntot, S, args.lead, tma ? s_full : nullptr, issue,
+                    stats);
     return;
   }
 
@@ -548,7 +474,7 @@ __global__ void __launch_bounds__(kStreamThreads, stream_fwd_min_blocks<T>())
       store_pack<T>(yb + static_cast<long long>(c) * L + tt, y, vst, nvalid);
     }
   };
-  stream_consumer(blockIdx.x, gridDim.x, ntot, S, args.sched ? s_tile : nullptr, finish, out);
+  stream_consumer(blockIdx.x, gridDim.x, ntot, S, finish, out);
   if (tma && tid == 32) tma_wait<0>();  // the storing thread: every store complete
 }
 
@@ -575,7 +501,6 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
   __shared__ A s_abc[kStreamMaxStages][3][BT];  // a_t, b_t, c_t -> in-tile suffix -> P - S_a, S_b
   __shared__ A s_red[2][kStreamProdWarps][BT];  // the producer warps' partials
   __shared__ mbar_t s_full[kStreamMaxStages];     // TMA path: a stage's tiles have landed
-  __shared__ int s_tile[kStreamMaxStages];         // tiles by ticket: the stages' tiles
   unsigned char* const ring = dynamic_smem<unsigned char>();
 
   const int C = args.C, L = args.L;
@@ -673,8 +598,8 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
       named_barrier(kBarProd, kStreamHalf);
       if (h < 32) cln_bwd_tile_publish<G>(args, tile, s_abc[s]);
     };
-    stream_producer(blockIdx.x, gridDim.x, ntot, S, args.lead, tma ? s_full : nullptr,
-                    args.sched ? args.ticket : nullptr, s_tile, issue, stats);
+    stream_producer(blockIdx.x, gridDim.x, ntot, S, args.lead, tma ? s_full : nullptr, issue,
+                    stats);
     return;
   }
 
@@ -744,7 +669,7 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
       stream_tma_store_tile(gt, &args.tm_dx, C, args.cbox, BT, first_frame(tile), b, o);
     }
   };
-  stream_consumer(blockIdx.x, gridDim.x, ntot, S, args.sched ? s_tile : nullptr, finish, out);
+  stream_consumer(blockIdx.x, gridDim.x, ntot, S, finish, out);
   if (tma && tid == 32) tma_wait<0>();  // the storing thread: every store complete
 }
 
