@@ -37,6 +37,7 @@
 //   bwd fp64          C <= 84 (dy kept), 280, 560
 #pragma once
 
+#include <cstdlib>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -298,6 +299,10 @@ void stream_launch(K* kernel_fn, const StreamPlan& sp, long long ntot, cudaStrea
   a.nchunks = 1;
   a.nstages = sp.stages;
   a.lead = sp.lead;
+  // Experiment (bench/gpu_s10b.sh): NORMK_CLN_STAGGER=1 issues the later stages' first
+  // copies once the first tile has landed.
+  const char* stagger = std::getenv("NORMK_CLN_STAGGER");
+  a.stagger = stagger ? std::atoi(stagger) : 0;
   const void* kernel = reinterpret_cast<const void*>(kernel_fn);
   const int per_sm = blocks_per_sm(kernel, kStreamThreads, sp.smem);
   if (per_sm < 1)

@@ -230,11 +230,15 @@ constexpr int kStreamProdWarps = kStreamHalf / 32;
 //   full: nullptr for cp.async copies; the TMA path's per-stage mbarriers
 //         (issue announces and starts the copies; the u-th fill of a stage
 //         completes its phase u)
+//   stagger (TMA path only): the first tile's copies alone, the other stages'
+//         once it has landed (experiment: NORMK_CLN_STAGGER)
 template <typename Issue, typename Stats>
 __device__ __forceinline__ void stream_producer(int first, int stride, int ntot, int S, int D,
-                                                mbar_t* full, Issue&& issue, Stats&& stats) {
+                                                mbar_t* full, bool stagger, Issue&& issue,
+                                                Stats&& stats) {
   const auto tile_of = [&](int k) { return first + k * stride; };
   for (int s = 0; s < S; ++s) {
+    if (s == 1 && full && stagger) mbar_wait(&full[0], 0u);
     if (tile_of(s) < ntot) issue(s, tile_of(s));
     if (!full) cp_async_commit();  // one group per tile slot, empty or not
   }
@@ -414,8 +418,8 @@ __global__ void __launch_bounds__(kStreamThreads, stream_fwd_min_blocks<T>())
       named_barrier(kBarProd, kStreamHalf);
       if (h < 32) cln_fwd_tile_publish<G>(args, tile, s_mu[s], s_m2[s]);
     };
-    stream_producer(blockIdx.x, gridDim.x, ntot, S, args.lead, tma ? s_full : nullptr, issue,
-                    stats);
+    stream_producer(blockIdx.x, gridDim.x, ntot, S, args.lead, tma ? s_full : nullptr,
+                    args.stagger != 0, issue, stats);
     return;
   }
 
@@ -481,11 +485,11 @@ __global__ void __launch_bounds__(kStreamThreads, stream_fwd_min_blocks<T>())
 // ---------------------------------------------------------------------------
 // Backward (tiles counted from the last one, as in cln_kernels.cuh).  A
 // stage holds the x tile, the dy tile and the tile's (mean, rstd) frames.
-// Producer: per-frame G1 = sum_c g, G2 = sum_c g * xhat (g = dy * gamma) in
-// one pass, a_t, b_t, c_t, the in-tile suffix scan and the tile aggregate.
-// Consumer: the prefix, then dx = r * g - (x - K) * S_b + (P - S_a) and the
-// per-tile dgamma / dbeta partials (per channel, the sums over the tile's
-// frames of dy * xhat and dy; reduced afterwards in a fixed order).
+// Producer: per-frame G1 = sum_c g, G2 = sum_c g * xhat (g = dy * gamma) and
+// the per-tile dgamma / dbeta partials (per channel, the sums over the tile's
+// frames of dy * xhat and dy; reduced afterwards in a fixed order) in one
+// pass, a_t, b_t, c_t, the in-tile suffix scan and the tile aggregate.
+// Consumer: the prefix, then dx = r * g - (x - K) * S_b + (P - S_a).
 // ---------------------------------------------------------------------------
 // Stage layout: [x: C*BT T][dy: C*BT T][mean: BT A][rstd: BT A] (see
 // stream_stage_bytes).
@@ -522,6 +526,7 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
   auto stage_dy = [&](int s) { return stage_x(s) + tile_elems; };
   auto stage_mr = [&](int s) { return reinterpret_cast<A*>(stage_x(s) + 2 * tile_elems); };
   auto first_frame = [&](int tile) { return (args.ntiles - 1 - tile / args.B) * BT; };
+  const bool partials = args.partial != nullptr;
 
   if (tid >= kStreamHalf) {  // ---- producer ----
     const int h = tid - kStreamHalf;
@@ -568,15 +573,40 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
         rf[k] = s_r[j * V + k];
         g12[0][k] = g12[1][k] = A(0);
       }
-      for (int c = r0; c < C; c += G::RPI) {
-        const A gm = args.gamma ? s_gamma[c] : A(1);
-        const uint4 ux = *reinterpret_cast<const uint4*>(xt + c * BT + j * V);
-        const uint4 ug = *reinterpret_cast<const uint4*>(gt + c * BT + j * V);
+      // The tile's dgamma / dbeta partials in the same pass (per channel: the sums
+      // over the tile's frames of dy * xhat and dy; the PPR lanes of a row are
+      // consecutive, PPR | 32).  They were the output warps' (3 warps against these
+      // 4, which had the lighter loop); a uniform trip count over the half: the
+      // shuffles need whole warps.
+      A* const pp = partials ? args.partial + static_cast<long long>(tile) * 2 * C : nullptr;
+      for (int cb = 0; cb < C; cb += G::RPI) {
+        const int c = cb + r0;
+        const bool row = c < C;
+        const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
+        const A gm = (args.gamma && row) ? s_gamma[c] : A(1);
+        const uint4 ux = row ? *reinterpret_cast<const uint4*>(xt + c * BT + j * V) : zero;
+        const uint4 ug = row ? *reinterpret_cast<const uint4*>(gt + c * BT + j * V) : zero;
+        A pg = A(0), pb = A(0);
 #pragma unroll
         for (int k = 0; k < V; ++k) {
-          const A g = Elem<T>::get(ug, k) * gm;
+          const A dyv = Elem<T>::get(ug, k);
+          const A xh = (Elem<T>::get(ux, k) - mf[k]) * rf[k];
+          const A g = dyv * gm;
           g12[0][k] += g;
-          g12[1][k] += g * ((Elem<T>::get(ux, k) - mf[k]) * rf[k]);
+          g12[1][k] += g * xh;
+          pg += dyv * xh;
+          pb += dyv;
+        }
+        if (partials) {
+#pragma unroll
+          for (int o2 = 1; o2 < PPR; o2 <<= 1) {
+            pg += __shfl_xor_sync(kFullMask, pg, o2);
+            pb += __shfl_xor_sync(kFullMask, pb, o2);
+          }
+          if (j == 0 && row) {
+            pp[c] = pg;
+            pp[C + c] = pb;
+          }
         }
       }
       pack_frame_sum<V, BT, PPR, kStreamProdWarps>(g12, s_red, h, kBarProd, kStreamHalf, sums);
@@ -598,13 +628,12 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
       named_barrier(kBarProd, kStreamHalf);
       if (h < 32) cln_bwd_tile_publish<G>(args, tile, s_abc[s]);
     };
-    stream_producer(blockIdx.x, gridDim.x, ntot, S, args.lead, tma ? s_full : nullptr, issue,
-                    stats);
+    stream_producer(blockIdx.x, gridDim.x, ntot, S, args.lead, tma ? s_full : nullptr,
+                    args.stagger != 0, issue, stats);
     return;
   }
 
   // ---- consumer ----
-  const bool partials = args.partial != nullptr;
   auto finish = [&](int s, int tile) { cln_bwd_tile_finish<G>(args, tile, s_abc[s]); };
   auto out = [&](int s, int tile, int o) {
     const int j = o % PPR, r0 = o / PPR;
@@ -614,54 +643,32 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
     const int nvalid = L - tt;
     const T* xt = stage_x(s);
     const T* gt = stage_dy(s);
-    const A* s_mu = stage_mr(s);
-    const A* s_r = s_mu + BT;
-    A mu[V], rs[V], U[V], Sb[V];
+    const A* s_r = stage_mr(s) + BT;
+    A rs[V], U[V], Sb[V];
 #pragma unroll
     for (int k = 0; k < V; ++k) {
-      mu[k] = s_mu[j * V + k];
       rs[k] = s_r[j * V + k];
       U[k] = s_abc[s][0][j * V + k];
       Sb[k] = s_abc[s][1][j * V + k];
     }
     const bool vst = vec && nvalid >= V;
     T* dxb = args.dx + static_cast<long long>(b) * C * L;
-    A* pp = partials ? args.partial + static_cast<long long>(tile) * 2 * C : nullptr;
-    // A uniform trip count over the output warps: the partials' shuffles need whole warps.
 #pragma unroll 2
-    for (int cb = 0; cb < C; cb += G::RPO) {
-      const int c = cb + r0;
-      const bool row = c < C;
-      const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
-      const uint4 ux = row ? *reinterpret_cast<const uint4*>(xt + c * BT + j * V) : zero;
-      const uint4 ug = row ? *reinterpret_cast<const uint4*>(gt + c * BT + j * V) : zero;
-      const A gm = (args.gamma && row) ? s_gamma[c] : A(1);
+    for (int c = r0; c < C; c += G::RPO) {
+      const uint4 ux = *reinterpret_cast<const uint4*>(xt + c * BT + j * V);
+      const uint4 ug = *reinterpret_cast<const uint4*>(gt + c * BT + j * V);
+      const A gm = args.gamma ? s_gamma[c] : A(1);
       A dx[V];
-      A pg = A(0), pb = A(0);
 #pragma unroll
       for (int k = 0; k < V; ++k) {
         const A xv = Elem<T>::get(ux, k), dyv = Elem<T>::get(ug, k);
         dx[k] = rs[k] * (dyv * gm) - (xv - K) * Sb[k] + U[k];
-        pg += dyv * ((xv - mu[k]) * rs[k]);
-        pb += dyv;
       }
       if (tma) {
         // dx in place of dy in the stage (the TMA stores it below).
-        if (row) *reinterpret_cast<uint4*>(const_cast<T*>(gt) + c * BT + j * V) = to_pack<T>(dx);
-      } else if (row && nvalid > 0) {
+        *reinterpret_cast<uint4*>(const_cast<T*>(gt) + c * BT + j * V) = to_pack<T>(dx);
+      } else if (nvalid > 0) {
         store_pack<T>(dxb + static_cast<long long>(c) * L + tt, dx, vst, nvalid);
-      }
-      if (partials) {
-        // The PPR lanes of a row (consecutive, PPR | 32) hold its packs.
-#pragma unroll
-        for (int o2 = 1; o2 < PPR; o2 <<= 1) {
-          pg += __shfl_xor_sync(kFullMask, pg, o2);
-          pb += __shfl_xor_sync(kFullMask, pb, o2);
-        }
-        if (j == 0 && row) {
-          pp[c] = pg;
-          pp[C + c] = pb;
-        }
       }
     }
     if (tma) {
