@@ -28,7 +28,14 @@ void launch(const StreamPath<PPR>& path, ClnBwdArgs<T, P>& a, long long ntot, cu
     encode_bt<A>(&a.tm_mean, a.mean, a.B, a.L, BT, "cln_backward mean");
     encode_bt<A>(&a.tm_rstd, a.rstd, a.B, a.L, BT, "cln_backward rstd");
   }
-  stream_launch(&cln_bwd_stream_kernel<T, P, PPR>, path.sp, ntot, st, a, "cln_backward");
+  // One block per SM: the wide kernel (twice the producer and output warps).
+  // H200, fwd+bwd against the 256-thread kernel: bench/gpu_s10c.sh.
+  if (stream_one_block(path.sp))
+    stream_launch(&cln_bwd_stream_kernel<T, P, PPR, StreamRolesWide>, StreamRolesWide::kThreads,
+                  path.sp, ntot, st, a, "cln_backward");
+  else
+    stream_launch(&cln_bwd_stream_kernel<T, P, PPR, StreamRolesStd>, StreamRolesStd::kThreads,
+                  path.sp, ntot, st, a, "cln_backward");
 }
 
 template <typename T, typename P, typename Path>

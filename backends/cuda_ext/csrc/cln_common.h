@@ -37,7 +37,6 @@
 //   bwd fp64          C <= 84 (dy kept), 280, 560
 #pragma once
 
-#include <cstdlib>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -294,17 +293,13 @@ void with_ppr(std::integer_sequence<int, Ps...>, int ppr, F&& f) {
 // waiting on a later block's tile would wait forever: there one block takes
 // every tile.
 template <typename K, typename Args>
-void stream_launch(K* kernel_fn, const StreamPlan& sp, long long ntot, cudaStream_t st, Args& a,
-                   const char* op) {
+void stream_launch(K* kernel_fn, int threads, const StreamPlan& sp, long long ntot, cudaStream_t st,
+                   Args& a, const char* op) {
   a.nchunks = 1;
   a.nstages = sp.stages;
   a.lead = sp.lead;
-  // Experiment (bench/gpu_s10b.sh): NORMK_CLN_STAGGER=1 issues the later stages' first
-  // copies once the first tile has landed.
-  const char* stagger = std::getenv("NORMK_CLN_STAGGER");
-  a.stagger = stagger ? std::atoi(stagger) : 0;
   const void* kernel = reinterpret_cast<const void*>(kernel_fn);
-  const int per_sm = blocks_per_sm(kernel, kStreamThreads, sp.smem);
+  const int per_sm = blocks_per_sm(kernel, threads, sp.smem);
   if (per_sm < 1)
     throw std::runtime_error(std::string("cuda_ext: ") + op +
                              ": the streaming kernel does not fit on an SM (" +
@@ -313,13 +308,19 @@ void stream_launch(K* kernel_fn, const StreamPlan& sp, long long ntot, cudaStrea
   const unsigned grid = static_cast<unsigned>(g < ntot ? g : ntot);
 #ifdef NORMK_HOST_EMULATION
   (void)grid;
-  NORMK_LAUNCH(kernel_fn, 1u, kStreamThreads, sp.smem, st)(a);
+  NORMK_LAUNCH(kernel_fn, 1u, static_cast<unsigned>(threads), sp.smem, st)(a);
 #else
   void* params[] = {&a};
-  check_cuda(cudaLaunchCooperativeKernel(kernel, dim3(grid), dim3(kStreamThreads), params,
+  check_cuda(cudaLaunchCooperativeKernel(kernel, dim3(grid), dim3(threads), params,
                                          sp.smem, st),
              (std::string(op) + " streaming kernel launch").c_str());
 #endif
+}
+
+// Whether the plan's ring leaves room for only one block per SM (shared memory
+// alone): the backward then takes its wide kernel (StreamRolesWide, cln_stream.cuh).
+inline bool stream_one_block(const StreamPlan& sp) {
+  return kSmemPerSm / (sp.smem + kStreamStaticSmem + 1024) < 2;
 }
 
 // Whether a streaming call takes its tiles through the TMA (include/tma.cuh),

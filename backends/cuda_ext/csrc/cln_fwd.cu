@@ -29,7 +29,8 @@ void launch(const StreamPath<PPR>& path, ClnFwdArgs<T, P>& a, long long ntot, cu
     encode_btc<T>(&a.tm_x, a.x, a.B, a.C, a.L, a.cbox, BT, "cln_forward x");
     encode_btc<T>(&a.tm_y, a.y, a.B, a.C, a.L, a.cbox, BT, "cln_forward y");
   }
-  stream_launch(&cln_fwd_stream_kernel<T, P, PPR>, path.sp, ntot, st, a, "cln_forward");
+  stream_launch(&cln_fwd_stream_kernel<T, P, PPR>, StreamRolesStd::kThreads, path.sp, ntot, st,
+                a, "cln_forward");
 }
 
 // The kernel arguments every forward kernel takes from the call.

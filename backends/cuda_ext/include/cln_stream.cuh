@@ -98,17 +98,37 @@ namespace normk {
 // bf16 (16, 512, 4000) fwd 0.55 -> 0.57, and lost elsewhere, (2, 128, 64000)
 // bf16 0.44 -> 0.40, one 2e6-frame sequence fp32 0.70 -> 0.49 (H200, A/B in one
 // call, bench/results/nvidia-h200-s8d-ab-*.log, NOTES 11.6).
-constexpr int kStreamThreads = 256;
-constexpr int kStreamHalf = 128;  // producer threads; consumer threads (scan warp + output)
-constexpr int kStreamOut = kStreamHalf - 32;  // output threads (consumer warps 1-3)
+//
+// The warp roles of a streaming block (StreamRoles<NP, NO>): threads [0, 32)
+// are the scan warp, [32, 32 + NO) the output warps, the next NP the
+// producer.  The named barriers' thread counts follow: PROD NP; FULL[s]
+// (producer -> scan warp) NP arrive + 32 wait; READY[s] (scan warp -> output
+// warps) 32 + NO; EMPTY[s] (output warps -> producer) NO + NP; OUT NO.
+template <int NP, int NO>
+struct StreamRoles {
+  static constexpr int kProd = NP;  // producer threads
+  static constexpr int kOut = NO;   // output threads
+  static constexpr int kCons = 32 + NO;  // consumer threads: the scan warp and the output warps
+  static constexpr int kThreads = kCons + NP;
+  static constexpr int kProdWarps = NP / 32;
+  static constexpr int kFullCount = NP + 32;
+  static constexpr int kReadyCount = 32 + NO;
+  static constexpr int kEmptyCount = NO + NP;
+  static_assert(NP % 32 == 0 && NO % 32 == 0 && NP >= 128, "whole warps, a producer of >= 4");
+};
+// The forward, and the backward where its ring leaves room for several blocks per
+// SM: 4 producer warps, 3 output warps, 256 threads.
+using StreamRolesStd = StreamRoles<128, 96>;
+// The backward where one block per SM is all its ring leaves room for: 8 producer
+// warps, 7 output warps, 512 threads (at most 128 registers; the backward takes
+// 80-95 with 256).  With 8 warps per SM its producer (statistics and the dgamma /
+// dbeta partials) and output (dx) loops were bound by their arithmetic.
+using StreamRolesWide = StreamRoles<256, 224>;
 constexpr int kStreamMaxStages = 4;
 // Blocks per SM the forward's registers allow (256 threads at <= 80
 // registers; launch bounds below), for the launcher's plan.
 constexpr int kStreamMaxBlocksPerSm = 3;
-// Named barriers (0 is __syncthreads), with their thread counts: the
-// producer half (128); FULL[s]: producer -> scan warp (128 arrive + 32 wait);
-// READY[s]: scan warp -> output warps (32 + 96); EMPTY[s]: output warps ->
-// producer (96 + 128).
+// Named barriers (0 is __syncthreads); their thread counts: StreamRoles.
 constexpr int kBarProd = 1;
 constexpr int kBarFull = 2;
 constexpr int kBarReady = kBarFull + kStreamMaxStages;
@@ -116,9 +136,6 @@ constexpr int kBarEmpty = kBarReady + kStreamMaxStages;
 // TMA path: the output warps among themselves (their y is in the stage
 // before one of them stores it).
 constexpr int kBarOut = kBarEmpty + kStreamMaxStages;
-constexpr int kFullCount = kStreamHalf + 32;
-constexpr int kReadyCount = 32 + kStreamOut;
-constexpr int kEmptyCount = kStreamOut + kStreamHalf;
 static_assert(kBarOut + 1 <= 16, "16 hardware barriers per block");
 
 // Shared-memory layout of a streaming block, used by the kernels and by the
@@ -138,15 +155,15 @@ __host__ __device__ constexpr long long stream_after_ring_bytes(long long C, boo
   return C * static_cast<long long>(sizeof(acc_t<T>)) * (bwd ? 1 : 2);
 }
 
-template <typename T, int PPR_>
+template <typename T, int PPR_, typename R = StreamRolesStd>
 struct StreamGeom {
   static constexpr int V = PackInfo<T>::V;
   static constexpr int PPR = PPR_;              // 16-byte packs per channel row of a tile
   static constexpr int BT = PPR * V;            // frames per tile
-  static constexpr int RPI = kStreamHalf / PPR;  // rows per step of the producer's copies
-  static constexpr int RPO = kStreamOut / PPR;   // rows per step of the output loop
+  static constexpr int RPI = R::kProd / PPR;    // rows per step of the producer's loops
+  static constexpr int RPO = R::kOut / PPR;     // rows per step of the output loop
   static constexpr int FPL = (BT + 31) / 32;     // frames per lane of the warp scans
-  static_assert(PPR <= 32 && 32 % PPR == 0 && kStreamOut % PPR == 0 && BT <= kStreamHalf,
+  static_assert(PPR <= 32 && 32 % PPR == 0 && R::kOut % PPR == 0 && BT <= R::kProd,
                 "bad stream tile shape");
 };
 
@@ -207,20 +224,16 @@ __device__ __forceinline__ void stream_tma_load_tile(T* dst, const CUtensorMap* 
 // wait until the TMA has read it, so that the stage can be handed back.
 // Frames past T are clipped by the TMA.  o: the thread's index among the
 // output threads.
-template <typename T>
+template <typename R, typename T>
 __device__ __forceinline__ void stream_tma_store_tile(const T* src, const CUtensorMap* map, int C,
                                                       int cbox, int BT, int t0, int b, int o) {
-  named_barrier(kBarOut, kStreamOut);
+  named_barrier(kBarOut, R::kOut);
   if (o == 0) {
     for (int c0 = 0; c0 < C; c0 += cbox) tma_store_3d(map, src + c0 * BT, t0, c0, b);
     tma_commit();
     tma_wait_read<0>();
   }
 }
-
-// The producer warps (statistics of both directions; pack_frame_sum in
-// cln_kernels.cuh sums their per-frame partials over pack columns j = h % PPR).
-constexpr int kStreamProdWarps = kStreamHalf / 32;
 
 // The producer half's ring schedule (shared by both directions).  The
 // block's tiles are first, first + stride, ... below ntot (tile k of the
@@ -230,15 +243,11 @@ constexpr int kStreamProdWarps = kStreamHalf / 32;
 //   full: nullptr for cp.async copies; the TMA path's per-stage mbarriers
 //         (issue announces and starts the copies; the u-th fill of a stage
 //         completes its phase u)
-//   stagger (TMA path only): the first tile's copies alone, the other stages'
-//         once it has landed (experiment: NORMK_CLN_STAGGER)
-template <typename Issue, typename Stats>
+template <typename R, typename Issue, typename Stats>
 __device__ __forceinline__ void stream_producer(int first, int stride, int ntot, int S, int D,
-                                                mbar_t* full, bool stagger, Issue&& issue,
-                                                Stats&& stats) {
+                                                mbar_t* full, Issue&& issue, Stats&& stats) {
   const auto tile_of = [&](int k) { return first + k * stride; };
   for (int s = 0; s < S; ++s) {
-    if (s == 1 && full && stagger) mbar_wait(&full[0], 0u);
     if (tile_of(s) < ntot) issue(s, tile_of(s));
     if (!full) cp_async_commit();  // one group per tile slot, empty or not
   }
@@ -250,20 +259,21 @@ __device__ __forceinline__ void stream_producer(int first, int stride, int ntot,
     } else {
       // Groups committed so far: S + max(0, k - D), tile k being group k.
       cp_async_wait_depth(k < D ? S - 1 - k : S - 1 - D);
-      named_barrier(kBarProd, kStreamHalf);  // the whole half's copies of tile k have landed
+      named_barrier(kBarProd, R::kProd);  // all the producer's copies of tile k have landed
     }
     stats(s, tile_of(k));
-    named_barrier_arrive(kBarFull + s, kFullCount);
+    named_barrier_arrive(kBarFull + s, R::kFullCount);
     if (k >= D) {
       const int sr = (k - D) % S;
-      named_barrier(kBarEmpty + sr, kEmptyCount);  // the output warps are done with tile k - D
+      named_barrier(kBarEmpty + sr, R::kEmptyCount);  // the output warps are done with tile k - D
       if (tile_of(k + S - D) < ntot) issue(sr, tile_of(k + S - D));
       if (!full) cp_async_commit();
     }
   }
   // Collect the consumer's last hand-backs (tiles k - D .. k - 1), so that
   // every barrier is complete when the block exits.
-  for (int t = k - D < 0 ? 0 : k - D; t < k; ++t) named_barrier(kBarEmpty + t % S, kEmptyCount);
+  for (int t = k - D < 0 ? 0 : k - D; t < k; ++t)
+    named_barrier(kBarEmpty + t % S, R::kEmptyCount);
   if (!full) cp_async_wait<0>();
 }
 
@@ -290,23 +300,23 @@ __device__ __forceinline__ void stream_init_full(mbar_t* full, int S, const void
 // waits for tile k + 1's prefix while the output warps write tile k: with
 // one consumer loop (wait, then output, all 4 warps) the wait was on the
 // critical path of every tile.
-template <typename Finish, typename Out>
+template <typename R, typename Finish, typename Out>
 __device__ __forceinline__ void stream_consumer(int first, int stride, int ntot, int S,
                                                 Finish&& finish, Out&& out) {
   const int tid = threadIdx.x;
   if (tid < 32) {
     for (int k = 0; first + k * stride < ntot; ++k) {
       const int s = k % S;
-      named_barrier(kBarFull + s, kFullCount);
+      named_barrier(kBarFull + s, R::kFullCount);
       finish(s, first + k * stride);
-      named_barrier_arrive(kBarReady + s, kReadyCount);
+      named_barrier_arrive(kBarReady + s, R::kReadyCount);
     }
   } else {
     for (int k = 0; first + k * stride < ntot; ++k) {
       const int s = k % S;
-      named_barrier(kBarReady + s, kReadyCount);
+      named_barrier(kBarReady + s, R::kReadyCount);
       out(s, first + k * stride, tid - 32);
-      named_barrier_arrive(kBarEmpty + s, kEmptyCount);
+      named_barrier_arrive(kBarEmpty + s, R::kEmptyCount);
     }
   }
 }
@@ -326,15 +336,16 @@ constexpr int stream_fwd_min_blocks() {
 }
 
 template <typename T, typename P, int PPR>
-__global__ void __launch_bounds__(kStreamThreads, stream_fwd_min_blocks<T>())
+__global__ void __launch_bounds__(StreamRolesStd::kThreads, stream_fwd_min_blocks<T>())
     cln_fwd_stream_kernel(const __grid_constant__ ClnFwdArgs<T, P> args) {
   using A = acc_t<T>;
-  using G = StreamGeom<T, PPR>;
+  using R = StreamRolesStd;
+  using G = StreamGeom<T, PPR, R>;
   constexpr int V = G::V, BT = G::BT;
 
   __shared__ A s_mu[kStreamMaxStages][BT];  // frame mean -> in-tile scan -> mu_t
   __shared__ A s_m2[kStreamMaxStages][BT];  // frame M2 -> in-tile scan -> rstd_t
-  __shared__ A s_red[1][kStreamProdWarps][BT];  // the producer warps' partials
+  __shared__ A s_red[1][R::kProdWarps][BT];  // the producer warps' partials
   __shared__ mbar_t s_full[kStreamMaxStages];     // TMA path: a stage's tile has landed
   T* const ring = dynamic_smem<T>();
 
@@ -352,14 +363,14 @@ __global__ void __launch_bounds__(kStreamThreads, stream_fwd_min_blocks<T>())
   // skeleton of this kernel latency bound at 0.46-0.64 of copy bandwidth.
   A* const s_gm = reinterpret_cast<A*>(ring + S * tile_elems);
   A* const s_bt = s_gm + C;
-  for (int c = tid; c < C; c += kStreamThreads) {
+  for (int c = tid; c < C; c += R::kThreads) {
     s_gm[c] = args.gamma ? load_param<P, A>(args.gamma, c) : A(1);
     s_bt[c] = args.beta ? load_param<P, A>(args.beta, c) : A(0);
   }
   __syncthreads();
 
-  if (tid >= kStreamHalf) {  // ---- producer ----
-    const int h = tid - kStreamHalf;
+  if (tid >= R::kCons) {  // ---- producer ----
+    const int h = tid - R::kCons;
     // Statistics: thread h sums pack column j of rows r0, r0 + RPI, ... (16-byte
     // shared loads, V frames each; a warp reads 512 contiguous bytes).  It
     // replaced one frame per thread with element loads (16-bit words for
@@ -396,9 +407,9 @@ __global__ void __launch_bounds__(kStreamThreads, stream_fwd_min_blocks<T>())
 #pragma unroll
         for (int k = 0; k < V; ++k) v[0][k] += Elem<T>::get(u, k);
       }
-      pack_frame_sum<V, BT, PPR, kStreamProdWarps>(v, s_red, h, kBarProd, kStreamHalf, sum);
+      pack_frame_sum<V, BT, PPR, R::kProdWarps>(v, s_red, h, kBarProd, R::kProd, sum);
       if (h < BT) s_mu[s][h] = sum[0] * inv_c;
-      named_barrier(kBarProd, kStreamHalf);
+      named_barrier(kBarProd, R::kProd);
       A mf[V];
 #pragma unroll
       for (int k = 0; k < V; ++k) {
@@ -413,13 +424,13 @@ __global__ void __launch_bounds__(kStreamThreads, stream_fwd_min_blocks<T>())
           v[0][k] += d * d;
         }
       }
-      pack_frame_sum<V, BT, PPR, kStreamProdWarps>(v, s_red, h, kBarProd, kStreamHalf, sum);
+      pack_frame_sum<V, BT, PPR, R::kProdWarps>(v, s_red, h, kBarProd, R::kProd, sum);
       if (h < BT) s_m2[s][h] = sum[0];
-      named_barrier(kBarProd, kStreamHalf);
+      named_barrier(kBarProd, R::kProd);
       if (h < 32) cln_fwd_tile_publish<G>(args, tile, s_mu[s], s_m2[s]);
     };
-    stream_producer(blockIdx.x, gridDim.x, ntot, S, args.lead, tma ? s_full : nullptr,
-                    args.stagger != 0, issue, stats);
+    stream_producer<R>(blockIdx.x, gridDim.x, ntot, S, args.lead, tma ? s_full : nullptr,
+                    issue, stats);
     return;
   }
 
@@ -461,7 +472,7 @@ __global__ void __launch_bounds__(kStreamThreads, stream_fwd_min_blocks<T>())
         *p = to_pack<T>(y);
       }
       fence_proxy_async();
-      stream_tma_store_tile(tw, &args.tm_y, C, args.cbox, BT, (tile / args.B) * BT, b, o);
+      stream_tma_store_tile<R>(tw, &args.tm_y, C, args.cbox, BT, (tile / args.B) * BT, b, o);
       return;
     }
     if (nvalid <= 0) return;
@@ -478,7 +489,7 @@ __global__ void __launch_bounds__(kStreamThreads, stream_fwd_min_blocks<T>())
       store_pack<T>(yb + static_cast<long long>(c) * L + tt, y, vst, nvalid);
     }
   };
-  stream_consumer(blockIdx.x, gridDim.x, ntot, S, finish, out);
+  stream_consumer<R>(blockIdx.x, gridDim.x, ntot, S, finish, out);
   if (tma && tid == 32) tma_wait<0>();  // the storing thread: every store complete
 }
 
@@ -494,16 +505,16 @@ __global__ void __launch_bounds__(kStreamThreads, stream_fwd_min_blocks<T>())
 // Stage layout: [x: C*BT T][dy: C*BT T][mean: BT A][rstd: BT A] (see
 // stream_stage_bytes).
 
-template <typename T, typename P, int PPR>
-__global__ void __launch_bounds__(kStreamThreads, 1)
+template <typename T, typename P, int PPR, typename R>
+__global__ void __launch_bounds__(R::kThreads, 1)
     cln_bwd_stream_kernel(const __grid_constant__ ClnBwdArgs<T, P> args) {
   using A = acc_t<T>;
-  using G = StreamGeom<T, PPR>;
+  using G = StreamGeom<T, PPR, R>;
   constexpr int V = G::V, BT = G::BT;
   static_assert((2 * BT * sizeof(A)) % 16 == 0, "stage parts must stay 16-byte aligned");
 
   __shared__ A s_abc[kStreamMaxStages][3][BT];  // a_t, b_t, c_t -> in-tile suffix -> P - S_a, S_b
-  __shared__ A s_red[2][kStreamProdWarps][BT];  // the producer warps' partials
+  __shared__ A s_red[2][R::kProdWarps][BT];  // the producer warps' partials
   __shared__ mbar_t s_full[kStreamMaxStages];     // TMA path: a stage's tiles have landed
   unsigned char* const ring = dynamic_smem<unsigned char>();
 
@@ -519,7 +530,7 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
   // gamma (as A) after the ring, read by both halves.
   A* const s_gamma = reinterpret_cast<A*>(ring + S * stage_bytes);
   if (args.gamma)
-    for (int c = tid; c < C; c += kStreamThreads) s_gamma[c] = load_param<P, A>(args.gamma, c);
+    for (int c = tid; c < C; c += R::kThreads) s_gamma[c] = load_param<P, A>(args.gamma, c);
   __syncthreads();
 
   auto stage_x = [&](int s) { return reinterpret_cast<T*>(ring + s * stage_bytes); };
@@ -528,8 +539,8 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
   auto first_frame = [&](int tile) { return (args.ntiles - 1 - tile / args.B) * BT; };
   const bool partials = args.partial != nullptr;
 
-  if (tid >= kStreamHalf) {  // ---- producer ----
-    const int h = tid - kStreamHalf;
+  if (tid >= R::kCons) {  // ---- producer ----
+    const int h = tid - R::kCons;
     const int j = h % G::PPR, r0 = h / G::PPR;  // pack column, first row (as the forward)
     auto issue = [&](int s, int tile) {
       const int b = tile % args.B;
@@ -548,7 +559,7 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
       const long long bofs = static_cast<long long>(b) * C * L;
       stream_issue_tile<G>(stage_x(s), args.x + bofs, C, L, t0, vec, h);
       stream_issue_tile<G>(stage_dy(s), args.dy + bofs, C, L, t0, vec, h);
-      for (int e = h; e < 2 * BT; e += kStreamHalf) {  // mean (e < BT), rstd of the frames
+      for (int e = h; e < 2 * BT; e += R::kProd) {  // mean (e < BT), rstd of the frames
         const int fr = e % BT;
         const bool ok = t0 + fr < L;
         const A* src = (e < BT ? args.mean : args.rstd) + static_cast<long long>(b) * L;
@@ -609,7 +620,7 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
           }
         }
       }
-      pack_frame_sum<V, BT, PPR, kStreamProdWarps>(g12, s_red, h, kBarProd, kStreamHalf, sums);
+      pack_frame_sum<V, BT, PPR, R::kProdWarps>(g12, s_red, h, kBarProd, R::kProd, sums);
       const A s1 = sums[0], s2 = sums[1];
       if (h < BT) {
         const int t = t0 + h;
@@ -625,11 +636,11 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
         s_abc[s][1][h] = b_;
         s_abc[s][2][h] = c_;
       }
-      named_barrier(kBarProd, kStreamHalf);
+      named_barrier(kBarProd, R::kProd);
       if (h < 32) cln_bwd_tile_publish<G>(args, tile, s_abc[s]);
     };
-    stream_producer(blockIdx.x, gridDim.x, ntot, S, args.lead, tma ? s_full : nullptr,
-                    args.stagger != 0, issue, stats);
+    stream_producer<R>(blockIdx.x, gridDim.x, ntot, S, args.lead, tma ? s_full : nullptr,
+                    issue, stats);
     return;
   }
 
@@ -673,10 +684,10 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
     }
     if (tma) {
       fence_proxy_async();
-      stream_tma_store_tile(gt, &args.tm_dx, C, args.cbox, BT, first_frame(tile), b, o);
+      stream_tma_store_tile<R>(gt, &args.tm_dx, C, args.cbox, BT, first_frame(tile), b, o);
     }
   };
-  stream_consumer(blockIdx.x, gridDim.x, ntot, S, finish, out);
+  stream_consumer<R>(blockIdx.x, gridDim.x, ntot, S, finish, out);
   if (tma && tid == 32) tma_wait<0>();  // the storing thread: every store complete
 }
 
