@@ -121,8 +121,10 @@ struct StreamRoles {
 using StreamRolesStd = StreamRoles<128, 96>;
 // The backward where one block per SM is all its ring leaves room for: 8 producer
 // warps, 7 output warps, 512 threads (at most 128 registers; the backward takes
-// 80-95 with 256).  With 8 warps per SM its producer (statistics and the dgamma /
-// dbeta partials) and output (dx) loops were bound by their arithmetic.
+// 79-96 at 512).  One block of 8 warps per SM left the producer (statistics and
+// the dgamma / dbeta partials) and output (dx) loops few warps to hide their
+// latencies: 16 warps took fwd+bwd 5-7 % faster at the four such target cases
+// (csrc/cln_bwd.cu).
 using StreamRolesWide = StreamRoles<256, 224>;
 constexpr int kStreamMaxStages = 4;
 // Blocks per SM the forward's registers allow (256 threads at <= 80
@@ -587,8 +589,10 @@ __global__ void __launch_bounds__(R::kThreads, 1)
       // The tile's dgamma / dbeta partials in the same pass (per channel: the sums
       // over the tile's frames of dy * xhat and dy; the PPR lanes of a row are
       // consecutive, PPR | 32).  They were the output warps' (3 warps against these
-      // 4, which had the lighter loop); a uniform trip count over the half: the
-      // shuffles need whole warps.
+      // 4, which had the lighter loop): fwd+bwd (4, 256, 16000) fp32 138 -> 128 us,
+      // bf16 (16, 512, 4000) 161 -> 150 us, the rest within 1 % (H200, alternated
+      // twice, bench/results/nvidia-h200-s10b-*).  A uniform trip count over the
+      // producer: the shuffles need whole warps.
       A* const pp = partials ? args.partial + static_cast<long long>(tile) * 2 * C : nullptr;
       for (int cb = 0; cb < C; cb += G::RPI) {
         const int c = cb + r0;
