@@ -29,8 +29,15 @@ void launch(const StreamPath<PPR>& path, ClnFwdArgs<T, P>& a, long long ntot, cu
     encode_btc<T>(&a.tm_x, a.x, a.B, a.C, a.L, a.cbox, BT, "cln_forward x");
     encode_btc<T>(&a.tm_y, a.y, a.B, a.C, a.L, a.cbox, BT, "cln_forward y");
   }
-  stream_launch(&cln_fwd_stream_kernel<T, P, PPR>, StreamRolesStd::kThreads, path.sp, ntot, st,
-                a, "cln_forward");
+  // Experiment (bench/gpu_s10d.sh): NORMK_CLN_FWD_WIDE=1 runs the wide roles where the
+  // ring leaves room for one block per SM, as the backward does.
+  const char* wide = std::getenv("NORMK_CLN_FWD_WIDE");
+  if (wide && std::atoi(wide) == 1 && stream_one_block(path.sp))
+    stream_launch(&cln_fwd_stream_kernel<T, P, PPR, StreamRolesWide>, StreamRolesWide::kThreads,
+                  path.sp, ntot, st, a, "cln_forward");
+  else
+    stream_launch(&cln_fwd_stream_kernel<T, P, PPR, StreamRolesStd>, StreamRolesStd::kThreads,
+                  path.sp, ntot, st, a, "cln_forward");
 }
 
 // The kernel arguments every forward kernel takes from the call.

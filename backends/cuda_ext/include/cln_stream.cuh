@@ -332,16 +332,16 @@ __device__ __forceinline__ void stream_consumer(int first, int stride, int ntot,
 // At most 80 registers (3 blocks of 256 per SM, the plan's kStreamMaxBlocksPerSm), 2 blocks
 // (128) for fp64: with 16-byte statistics loads ptxas took 84-85 for fp32 unbounded, which
 // would have left room for 2 blocks only.
-template <typename T>
+// The wide roles (one block per SM): at most 128 registers.
+template <typename T, typename R>
 constexpr int stream_fwd_min_blocks() {
-  return sizeof(T) == 8 ? 2 : kStreamMaxBlocksPerSm;
+  return R::kThreads > StreamRolesStd::kThreads ? 1 : sizeof(T) == 8 ? 2 : kStreamMaxBlocksPerSm;
 }
 
-template <typename T, typename P, int PPR>
-__global__ void __launch_bounds__(StreamRolesStd::kThreads, stream_fwd_min_blocks<T>())
+template <typename T, typename P, int PPR, typename R>
+__global__ void __launch_bounds__(R::kThreads, stream_fwd_min_blocks<T, R>())
     cln_fwd_stream_kernel(const __grid_constant__ ClnFwdArgs<T, P> args) {
   using A = acc_t<T>;
-  using R = StreamRolesStd;
   using G = StreamGeom<T, PPR, R>;
   constexpr int V = G::V, BT = G::BT;
 
