@@ -318,7 +318,7 @@ void stream_launch(K* kernel_fn, int threads, const StreamPlan& sp, long long nt
 }
 
 // Whether the plan's ring leaves room for only one block per SM (shared memory
-// alone): the backward then takes its wide kernel (StreamRolesWide, cln_stream.cuh).
+// alone): both directions then take their wide kernels (StreamRolesWide, cln_stream.cuh).
 inline bool stream_one_block(const StreamPlan& sp) {
   return kSmemPerSm / (sp.smem + kStreamStaticSmem + 1024) < 2;
 }

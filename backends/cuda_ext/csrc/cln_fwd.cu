@@ -29,10 +29,11 @@ void launch(const StreamPath<PPR>& path, ClnFwdArgs<T, P>& a, long long ntot, cu
     encode_btc<T>(&a.tm_x, a.x, a.B, a.C, a.L, a.cbox, BT, "cln_forward x");
     encode_btc<T>(&a.tm_y, a.y, a.B, a.C, a.L, a.cbox, BT, "cln_forward y");
   }
-  // Experiment (bench/gpu_s10d.sh): NORMK_CLN_FWD_WIDE=1 runs the wide roles where the
-  // ring leaves room for one block per SM, as the backward does.
-  const char* wide = std::getenv("NORMK_CLN_FWD_WIDE");
-  if (wide && std::atoi(wide) == 1 && stream_one_block(path.sp))
+  // One block per SM: the wide kernel (twice the producer and output warps), as the
+  // backward.  H200, against the 256-thread kernel, alternated twice in one call
+  // (bench/gpu_s10d.sh, bench/results/nvidia-h200-s10d-*): (16, 512, 4000) fp32 83.2 ->
+  // 81.4 us, bf16 53.8-54.3 -> 50.3 us; no other target shape has a one-block plan.
+  if (stream_one_block(path.sp))
     stream_launch(&cln_fwd_stream_kernel<T, P, PPR, StreamRolesWide>, StreamRolesWide::kThreads,
                   path.sp, ntot, st, a, "cln_forward");
   else

@@ -24,6 +24,8 @@
 // on the one just started: fwd (4, 256, 16000) fp32 0.62 -> 0.52; NOTES 12.2.)  Its
 // warps have three roles, each on a different tile of the ring:
 //
+// (StreamRoles below: warp numbers for the 256-thread blocks; the 512-thread
+// blocks where one block per SM fits have 8 producer and 7 output warps)
 //   * producer (warps 4-7): issues the tiles' copies and, as each lands,
 //     computes its per-frame statistics, runs the in-tile frame scan and
 //     publishes the tile aggregate (cln_fwd_tile_publish); hands the stage
@@ -116,15 +118,17 @@ struct StreamRoles {
   static constexpr int kEmptyCount = NO + NP;
   static_assert(NP % 32 == 0 && NO % 32 == 0 && NP >= 128, "whole warps, a producer of >= 4");
 };
-// The forward, and the backward where its ring leaves room for several blocks per
-// SM: 4 producer warps, 3 output warps, 256 threads.
+// Where the ring leaves room for several blocks per SM: 4 producer warps, 3 output
+// warps, 256 threads.
 using StreamRolesStd = StreamRoles<128, 96>;
-// The backward where one block per SM is all its ring leaves room for: 8 producer
-// warps, 7 output warps, 512 threads (at most 128 registers; the backward takes
-// 79-96 at 512).  One block of 8 warps per SM left the producer (statistics and
-// the dgamma / dbeta partials) and output (dx) loops few warps to hide their
-// latencies: 16 warps took fwd+bwd 5-7 % faster at the four such target cases
-// (csrc/cln_bwd.cu).
+// Where one block per SM is all the ring leaves room for (csrc/cln_common.h,
+// stream_one_block): 8 producer warps, 7 output warps, 512 threads (at most 128
+// registers; these kernels take 76-96).  One block of 8 warps per SM left the
+// producer (statistics, and the backward's dgamma / dbeta partials) and output
+// loops few warps to hide their latencies: 16 warps took the backward's fwd+bwd
+// 5-7 % faster at the four such target cases, the forward 2 % (fp32) and 7 %
+// (bf16) at (16, 512, 4000) (csrc/cln_fwd.cu, csrc/cln_bwd.cu).  More producer
+// warps where they cost blocks per SM lost (below).
 using StreamRolesWide = StreamRoles<256, 224>;
 constexpr int kStreamMaxStages = 4;
 // Blocks per SM the forward's registers allow (256 threads at <= 80
@@ -297,7 +301,7 @@ __device__ __forceinline__ void stream_init_full(mbar_t* full, int S, const void
 
 // The consumer half.  Its scan warp (warp 0) runs finish(s, tile) (the
 // cross-tile wait) for each of the block's tiles once the producer has handed
-// it over, and passes it on; the output warps (1-3) run out(s, tile, o) (o:
+// it over, and passes it on; the output warps (1-3, or 1-7) run out(s, tile, o) (o:
 // the thread's index among them) and give the stage back.  So the scan warp
 // waits for tile k + 1's prefix while the output warps write tile k: with
 // one consumer loop (wait, then output, all 4 warps) the wait was on the
