@@ -33,12 +33,9 @@ void launch(const StreamPath<PPR>& path, ClnBwdArgs<T, P>& a, long long ntot, cu
   // bench/results/nvidia-h200-s10c-*): (16, 512, 4000) fp32 253 -> 238 us, bf16 149 ->
   // 140 us; (4, 256, 16000) fp32 128 -> 121 us, bf16 90 -> 85-86 us; the shapes whose
   // plans have 2-3 blocks per SM take the 256-thread kernel and did not change.
-  if (stream_one_block(path.sp))
-    stream_launch(&cln_bwd_stream_kernel<T, P, PPR, StreamRolesWide>, StreamRolesWide::kThreads,
-                  path.sp, ntot, st, a, "cln_backward");
-  else
-    stream_launch(&cln_bwd_stream_kernel<T, P, PPR, StreamRolesStd>, StreamRolesStd::kThreads,
-                  path.sp, ntot, st, a, "cln_backward");
+  stream_launch_roles(&cln_bwd_stream_kernel<T, P, PPR, StreamRolesStd>,
+                      &cln_bwd_stream_kernel<T, P, PPR, StreamRolesWide>, path.sp, ntot, st, a,
+                      "cln_backward");
 }
 
 template <typename T, typename P, typename Path>

@@ -323,6 +323,17 @@ inline bool stream_one_block(const StreamPlan& sp) {
   return kSmemPerSm / (sp.smem + kStreamStaticSmem + 1024) < 2;
 }
 
+// Launch a streaming kernel in the roles the plan calls for: the 256-thread form, or
+// the 512-thread form where one block per SM is all that fits.
+template <typename K, typename Args>
+void stream_launch_roles(K* std_fn, K* wide_fn, const StreamPlan& sp, long long ntot,
+                         cudaStream_t st, Args& a, const char* op) {
+  if (stream_one_block(sp))
+    stream_launch(wide_fn, StreamRolesWide::kThreads, sp, ntot, st, a, op);
+  else
+    stream_launch(std_fn, StreamRolesStd::kThreads, sp, ntot, st, a, op);
+}
+
 // Whether a streaming call takes its tiles through the TMA (include/tma.cuh),
 // and the box height: 0 for the cp.async path, else cbox (channel rows per
 // box, cbox | C, <= 256).  want: the call's stream_tma (-1 never, 0 where it

@@ -33,12 +33,9 @@ void launch(const StreamPath<PPR>& path, ClnFwdArgs<T, P>& a, long long ntot, cu
   // backward.  H200, against the 256-thread kernel, alternated twice in one call
   // (bench/gpu_s10d.sh, bench/results/nvidia-h200-s10d-*): (16, 512, 4000) fp32 83.2 ->
   // 81.4 us, bf16 53.8-54.3 -> 50.3 us; no other target shape has a one-block plan.
-  if (stream_one_block(path.sp))
-    stream_launch(&cln_fwd_stream_kernel<T, P, PPR, StreamRolesWide>, StreamRolesWide::kThreads,
-                  path.sp, ntot, st, a, "cln_forward");
-  else
-    stream_launch(&cln_fwd_stream_kernel<T, P, PPR, StreamRolesStd>, StreamRolesStd::kThreads,
-                  path.sp, ntot, st, a, "cln_forward");
+  stream_launch_roles(&cln_fwd_stream_kernel<T, P, PPR, StreamRolesStd>,
+                      &cln_fwd_stream_kernel<T, P, PPR, StreamRolesWide>, path.sp, ntot, st, a,
+                      "cln_forward");
 }
 
 // The kernel arguments every forward kernel takes from the call.
