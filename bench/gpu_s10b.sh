@@ -6,6 +6,8 @@
 # cLN tests with either fill, then A, B, B + stagger alternated twice.
 #   rm -rf exp_a && mkdir exp_a && git archive 4ea553f backends common bench | tar -x -C exp_a
 #   OUT=out bash bench/gpu_s10b.sh
+# Run it at commit b6254c6: NORMK_CLN_STAGGER was removed after this A/B (at later commits the
+# switch is ignored and the two sides run the same code).
 set -uo pipefail
 source bench/gpu_ab.sh
 ab_setup

@@ -4,6 +4,8 @@
 # 256-thread kernel otherwise), against the 256-thread kernel, in one build: the cLN tests
 # with it on, then the two alternated twice.
 #   OUT=out bash bench/gpu_s10d.sh
+# Run it at commit 41b7cb4: NORMK_CLN_FWD_WIDE was removed after this A/B (at later commits the
+# switch is ignored and the two sides run the same code).
 set -uo pipefail
 source bench/gpu_env.sh
 NORMK_CLN_FWD_WIDE=1 timeout -s KILL 90 python3 -m pytest -q tests/test_cuda_ext_paths.py \
