@@ -5,6 +5,8 @@
 # twice; then every test on the GPU (make test-all) on this tree.
 #   rm -rf exp_a && mkdir exp_a && git archive b6254c6 backends common bench | tar -x -C exp_a
 #   OUT=out bash bench/gpu_s10c.sh
+# The logs bench/results/nvidia-h200-s10c-* are from this tree at commit cbf3ea0 (later
+# commits also changed the forward).
 set -uo pipefail
 source bench/gpu_ab.sh
 ab_setup
