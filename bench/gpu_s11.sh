@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Session 11, first call: the persistent Triton cLN kernels (CLN_PERSISTENT, CLN_PERSISTENT_BWD)
 # on the GPU: their tests, then a sweep of their knobs against tiles by ticket
-# (bench/results/nvidia-h200-s11-*).
+# (bench/results/nvidia-h200-s11-tune-persist.log, -s11-test-triton-cln.log; NOTES 14.1).
+# The persistent kernels were slower everywhere and were removed afterwards: run this at commit
+# 8143803 (at later commits the tests select nothing new and the sweep's "p ..." variants fail).
 #   OUT=out bash bench/gpu_s11.sh
 set -uo pipefail
 SKIP_CUDA_BUILD=1 source bench/gpu_env.sh

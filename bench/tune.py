@@ -46,17 +46,6 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "fwd16 ept64 nreg128": {"CLN_FWD_EPT_16BIT": 64, "CLN_FWD_MAXNREG_16BIT": 128},
         "bwd ept32 nreg128": {"CLN_BWD_EPT": 32, "CLN_BWD_MAXNREG": 128},
         "group256": {"CLN_GROUP": 256, "CLN_CHUNK": 256},
-        # The persistent kernels (CLN_PERSISTENT*) against tiles by ticket, and their knobs.
-        "tickets": {"CLN_PERSISTENT": 0, "CLN_PERSISTENT_BWD": 0},
-        "p look0": {"CLN_PERSIST_LOOKAHEAD": 0},
-        "p S2": {"CLN_PERSIST_STAGES": 2},
-        "p S4": {"CLN_PERSIST_STAGES": 4},
-        "p tile4096": {"CLN_FWD_TILE": 4096, "CLN_BWD_TILE": 4096},
-        "p nreg128": {"CLN_PERSIST_MAXNREG": 128},
-        "p ept64": {"CLN_PERSIST_EPT": 64, "CLN_PERSIST_EPT_BWD": 32},
-        "p bwd ept32": {"CLN_PERSIST_EPT_BWD": 32},
-        "p bwd look1": {"CLN_PERSIST_LOOKAHEAD_BWD": 1, "CLN_PERSIST_EPT_BWD": 32},
-        "p 1prog": {"CLN_PERSIST_PROGS": 1},
     },
     "cuda_ext": {
         "default": {},
@@ -80,6 +69,11 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # The tiles through cp.async instead of the TMA (the default where it applies).
         "cp.async": {"CLN_STREAM_TMA": -1},
         "ppr16 S2": {"CLN_STREAM_PPR": 16, "CLN_STREAM_STAGES": 2},
+        # Rings that leave room for one block per SM, which then runs the 512-thread roles
+        # (stream_one_block): C = 256 (ppr16 S3, ppr8 S4) and C = 128 (ppr16 S4).
+        "ppr16 S3": {"CLN_STREAM_PPR": 16, "CLN_STREAM_STAGES": 3},
+        "ppr8 S4": {"CLN_STREAM_PPR": 8, "CLN_STREAM_STAGES": 4},
+        "ppr16 S4": {"CLN_STREAM_PPR": 16, "CLN_STREAM_STAGES": 4},
     },
 }
 SEED_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
@@ -210,11 +204,6 @@ def main() -> int:
             )
             return
         report(backend, op, shape, dtype, mode, name, ms, factor)
-        launches = getattr(importlib.import_module(MODULES[backend]), "_LAST_PERSISTENT", None)
-        if launches:
-            # (grid, programs per SM, registers, shared memory) of the persistent kernels
-            print(f"         persistent launches: {launches}", flush=True)
-            launches.clear()
 
     if "copy" in parts:
         # The bytes of a cLN forward (read x, write y) moved by torch's copy kernel at each

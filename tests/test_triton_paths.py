@@ -3,8 +3,7 @@
 The launch rules (``backends.triton.kernels``) pick tile sizes by shape, and
 the two-level prefix (groups of G tiles, group words read CHUNK at a time)
 only shows its group and multi-round paths past G and G * CHUNK tiles per
-sequence; channel blocks only past ``CLN_MAX_BLOCK_C`` channels; the persistent
-forward only where T % 16 == 0.  The shared
+sequence; channel blocks only past ``CLN_MAX_BLOCK_C`` channels.  The shared
 harness only reaches what its shapes select, so here each corner is forced
 by setting the module's knobs (read at call time, part of every config key)
 and checked with the same harness functions.  Runs on the GPU (where G and
@@ -35,40 +34,6 @@ SCHEDULES = {
         "CLN_GROUP": 2,
         "CLN_CHUNK": 2,
     },
-    # The persistent forward at every T (not only T % 16 == 0), with and without the
-    # look-ahead, one or two programs per SM (on the GPU: more tiles per program).
-    "persistent": {"CLN_PERSISTENT": 2, "CLN_PERSISTENT_BWD": 2},
-    "persistent-groups2": {
-        "CLN_PERSISTENT": 2,
-        "CLN_PERSISTENT_BWD": 2,
-        "CLN_GROUP": 2,
-        "CLN_CHUNK": 2,
-    },
-    "persistent-lookahead": {
-        "CLN_PERSISTENT": 2,
-        "CLN_PERSISTENT_BWD": 2,
-        "CLN_PERSIST_LOOKAHEAD": 1,
-        "CLN_PERSIST_LOOKAHEAD_BWD": 1,
-        "CLN_GROUP": 4,
-        "CLN_CHUNK": 2,
-    },
-    "persistent-no-lookahead": {
-        "CLN_PERSISTENT": 2,
-        "CLN_PERSISTENT_BWD": 2,
-        "CLN_PERSIST_LOOKAHEAD": 0,
-        "CLN_PERSIST_LOOKAHEAD_BWD": 0,
-        "CLN_GROUP": 2,
-        "CLN_CHUNK": 4,
-    },
-    "persistent-1prog-2stages": {
-        "CLN_PERSISTENT": 2,
-        "CLN_PERSISTENT_BWD": 2,
-        "CLN_PERSIST_PROGS": 1,
-        "CLN_PERSIST_STAGES": 2,
-        "CLN_GROUP": 2,
-        "CLN_CHUNK": 4,
-    },
-    "tickets-only": {"CLN_PERSISTENT": 0, "CLN_PERSISTENT_BWD": 0},
 }
 
 
@@ -94,9 +59,7 @@ def test_schedule_forward_backward(tdevice, name, shape):
         harness.check_cln_backward("triton", tdevice, shape, torch.float32, True)
 
 
-@pytest.mark.parametrize(
-    "name", ["groups2-chunk2", "runs3", "channel-blocks", "persistent-groups2"]
-)
+@pytest.mark.parametrize("name", ["groups2-chunk2", "runs3", "channel-blocks"])
 def test_schedule_state_and_bf16(tdevice, name):
     shape = (2, 12, 90)
     with schedule(name):
@@ -106,9 +69,7 @@ def test_schedule_state_and_bf16(tdevice, name):
         )
 
 
-@pytest.mark.parametrize(
-    "name", ["groups2-chunk2", "runs3", "channel-blocks", "persistent-lookahead"]
-)
+@pytest.mark.parametrize("name", ["groups2-chunk2", "runs3", "channel-blocks"])
 def test_schedule_causal(tdevice, name):
     shape = (2, 9, 60)
     with schedule(name):

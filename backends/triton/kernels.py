@@ -33,7 +33,14 @@ aggregates cost 0.14 of copy bandwidth at (2, 128, 64000) fp32 (1000 tiles: 4 se
 rounds), and the decoupled look-back it replaced was slower still (its walk is serial L2
 latency) and not deterministic.  Two variants were measured and dropped: split STATS/NORMALIZE
 programs re-reading the tile from L2 (0.48-0.60 against 0.60-0.68: most re-reads missed L2),
-and larger tiles with longer row segments (the load-store skeleton gains, the reductions lose).
+and larger tiles with longer row segments (the load-store skeleton gains, the reductions lose);
+and persistent programs (a cooperative grid of the programs that fit, each looping over its tiles
+with ``tl.range(num_stages=...)`` prefetching the next tiles into shared memory, the next tile's
+aggregate published before the current tile's wait): 0.34-0.49 fp32 / 0.18-0.33 bf16 forward
+against 0.62-0.65 / 0.41-0.46 by ticket, the backward slower too.  A tile loop that Triton
+pipelines holds two tiles plus the prefetch addresses in registers (188-255 per thread at 32
+elements per tensor), so only one or two programs of 4-16 warps fit on an SM, and every warp
+runs every phase in turn; the ticket kernel keeps 4 independent programs per SM (NOTES 14.1).
 
 Why self-validating 64-bit words instead of "flag + payload": Triton has no acquire load, and a
 payload written by one thread of another program could be seen before its flag.  So every
@@ -155,30 +162,6 @@ RMS_BWD_MIN_ROWS_PER_PROG = 4
 #: need 256 KiB of shared memory (offline ptxas), more than an SM has.
 RMS_BWD_STAGES = 2
 RMS_BWD_STAGES_16BIT = 3
-
-#: Persistent cLN kernels (NUM_CB == 1, T % 16 == 0): a grid of the programs that fit on the GPU at
-#: once (a cooperative launch), each looping over the tiles g = p, p + grid, ... (g = i * B + b:
-#: batch-interleaved), with ``tl.range(num_stages=...)`` prefetching the next tiles into shared
-#: memory (cp.async) while the current one waits for its prefix.  False: one program per tile,
-#: taken by ticket (the design of sections 4-6 of bench/results/NOTES.md).  0: never; 1: where
-#: the rows can be read with vector loads (T % 16 == 0; elsewhere, e.g. the (80, 64, 301) seed, the
-#: ticket kernels stay); 2: wherever the tile fits in registers (tests).
-CLN_PERSISTENT = 1
-#: Pipeline stages of the persistent kernels' tile loop (tiles in flight per program = STAGES - 1).
-CLN_PERSIST_STAGES = 3
-#: Tile elements per thread (per tensor) of the persistent kernels -> num_warps.
-CLN_PERSIST_EPT = 32
-#: Programs per SM of the persistent kernels (None: as many as registers / shared memory allow).
-CLN_PERSIST_PROGS: int | None = None
-CLN_PERSIST_MAXNREG: int | None = None
-#: Forward: the next tile's statistics are computed and published before the current tile waits
-#: for its prefix (the next tile is carried in registers), so a tile's aggregate never waits
-#: behind its program's earlier prefix waits.
-CLN_PERSIST_LOOKAHEAD = 1
-#: The same for the backward (x and dy per thread; its look-ahead carries both tiles).
-CLN_PERSISTENT_BWD = 1
-CLN_PERSIST_EPT_BWD = 16
-CLN_PERSIST_LOOKAHEAD_BWD = 0
 
 #: Diagnostics only (bench/ablate_cln.py; results are WRONG when > 0): the cLN forward skips
 #: 1 = the wait for / reduction of earlier aggregates, 2 = also the per-frame statistics,
@@ -329,9 +312,8 @@ def _fwd_close_group(t_ptr, g_ptr, i, C, BT: tl.constexpr, G: tl.constexpr):
 
 
 @triton.jit
-def _fwd_prefix(
-    t_ptr, g_ptr, i, C, cnt0, m0, M0, BT: tl.constexpr, G: tl.constexpr, CHUNK: tl.constexpr
-):
+def _fwd_prefix(t_ptr, g_ptr, i, C, cnt0, m0, M0, BT: tl.constexpr, G: tl.constexpr,
+                CHUNK: tl.constexpr):
     """Exclusive prefix (count, mean, M2) of tile i: state, earlier groups, earlier tiles of
     its group (every tile before i is a full tile of C * BT values)."""
     pn = cnt0
@@ -488,316 +470,6 @@ def _cln_fwd_kernel(
             bet = tl.load(beta_ptr + cc, mask=cmask, other=0.0).to(tl.float32)
             out = out + bet[:, None]
         tl.store(y_base + offs, out.to(y_ptr.dtype.element_ty), mask=mask)
-
-
-@triton.jit
-def _tile_offsets(b, i, offs_c, cmask, C, T, BT: tl.constexpr, valid):
-    """Frames, frame mask, tile mask and element offsets of tile i of sequence b (empty when
-    not ``valid``)."""
-    offs_t = i * BT + tl.arange(0, BT)
-    tmask = (offs_t < T) & valid
-    mask = cmask[:, None] & tmask[None, :]
-    # int32 offsets within the sample (C * T < 2**31, _check_cln_size); callers add the
-    # sample's 64-bit base to the pointer.
-    offs = offs_c[:, None] * T + offs_t[None, :]
-    return offs_t, tmask, mask, offs
-
-
-@triton.jit
-def _fwd_tile_stats(
-    x_ptr,
-    t_ptr,
-    g_ptr,
-    b,
-    i,
-    offs_c,
-    cmask,
-    C,
-    T,
-    valid,
-    BT: tl.constexpr,
-    G: tl.constexpr,
-    ABLATE: tl.constexpr,
-):
-    """Load tile i of sequence b, scan its frames' statistics, publish its aggregate (and close
-    its group).  Returns the tile (fp32), the inclusive in-tile scan, the aggregate and the
-    word the publication replaced (always 0: a data dependency the caller orders its prefix
-    wait after)."""
-    offs_t, tmask, mask, offs = _tile_offsets(b, i, offs_c, cmask, C, T, BT, valid)
-    x = tl.load(x_ptr + b.to(tl.int64) * C * T + offs, mask=mask, other=0.0).to(tl.float32)
-    fn = tl.where(tmask, C, 0).to(tl.float32)
-    if ABLATE >= 2:
-        fm = tl.zeros([BT], tl.float32)
-        fM = fn
-    else:
-        fm = tl.sum(x, axis=0) / C
-        xc = tl.where(mask, x - fm[None, :], 0.0)
-        fM = tl.sum(xc * xc, axis=0)
-    if ABLATE >= 3:
-        sn, sm, sM = fn, fm, fM
-        an = tl.sum(fn, axis=0)
-        am = tl.zeros([], tl.float32)
-        aM = tl.zeros([], tl.float32)
-        dep = tl.zeros([], tl.int64)
-    else:
-        sn, sm, sM = tl.associative_scan((fn, fm, fM), 0, _chan)
-        an, am, aM = _last3(sn, sm, sM, BT)
-        dep = tl.atomic_xchg(t_ptr + i, _pack_fwd(am, aM), mask=valid, sem="relaxed")
-        if valid & (i % G == G - 1):
-            _fwd_close_group(t_ptr, g_ptr, i, C, BT, G)
-    return x, sn, sm, sM, an, am, aM, dep
-
-
-@triton.jit
-def _fwd_tile_finish(
-    x,
-    b,
-    i,
-    sn,
-    sm,
-    sM,
-    an,
-    am,
-    aM,
-    dep,
-    y_ptr,
-    mean_ptr,
-    rstd_ptr,
-    m2_ptr,
-    cnt_ptr,
-    m0_ptr,
-    M0_ptr,
-    t_ptr,
-    g_ptr,
-    gam,
-    bet,
-    offs_c,
-    cmask,
-    C,
-    T,
-    NTB,
-    eps,
-    HAS_STATE: tl.constexpr,
-    HAS_GAMMA: tl.constexpr,
-    HAS_BETA: tl.constexpr,
-    BT: tl.constexpr,
-    G: tl.constexpr,
-    CHUNK: tl.constexpr,
-    ABLATE: tl.constexpr,
-):
-    """Tile i of sequence b: wait for its exclusive prefix, write y, mean, rstd (and M2 at the
-    last tile)."""
-    if HAS_STATE:
-        pn = tl.load(cnt_ptr + b).to(tl.float32)
-        pm = tl.load(m0_ptr + b)
-        pM = tl.load(M0_ptr + b)
-    else:
-        pn = tl.zeros([], tl.float32)
-        pm = tl.zeros([], tl.float32)
-        pM = tl.zeros([], tl.float32)
-    if ABLATE == 0:
-        # ``dep`` is always 0; the condition makes the wait depend on the publication, which
-        # Triton's loop scheduler would otherwise hoist the wait above (the scheduler orders
-        # by data, not by memory effects): a tile's aggregate would then wait for the
-        # program's own prefix wait, and the waits would chain from program to program.
-        if (i > 0) | (dep != 0):
-            pn, pm, pM = _fwd_prefix(t_ptr, g_ptr, i, C, pn, pm, pM, BT, G, CHUNK)
-    inn, inm, inM = _chan(pn, pm, pM, an, am, aM)
-    tl.store(m2_ptr + b, inM, mask=i == NTB - 1)
-    n_t, m_t, M_t = _chan(pn, pm, pM, sn, sm, sM)
-    r_t = 1.0 / tl.sqrt(M_t / tl.maximum(n_t, 1.0) + eps)
-    offs_t, tmask, mask, offs = _tile_offsets(b, i, offs_c, cmask, C, T, BT, True)
-    st_offs = b.to(tl.int64) * T + offs_t
-    tl.store(mean_ptr + st_offs, m_t, mask=tmask)
-    tl.store(rstd_ptr + st_offs, r_t, mask=tmask)
-    out = (x - m_t[None, :]) * r_t[None, :]
-    if HAS_GAMMA:
-        out = out * gam[:, None]
-    if HAS_BETA:
-        out = out + bet[:, None]
-    tl.store(y_ptr + b.to(tl.int64) * C * T + offs, out.to(y_ptr.dtype.element_ty), mask=mask)
-
-
-@triton.jit
-def _cln_fwd_persistent_kernel(
-    x_ptr,
-    y_ptr,
-    gamma_ptr,
-    beta_ptr,
-    mean_ptr,
-    rstd_ptr,
-    m2_ptr,
-    cnt_ptr,
-    m0_ptr,
-    M0_ptr,
-    scr_ptr,
-    B,
-    C,
-    T,
-    NTB,
-    NG,
-    NT,
-    eps,
-    HAS_STATE: tl.constexpr,
-    HAS_GAMMA: tl.constexpr,
-    HAS_BETA: tl.constexpr,
-    BLOCK_C: tl.constexpr,
-    BT: tl.constexpr,
-    SCR_OFF: tl.constexpr,
-    G: tl.constexpr,
-    CHUNK: tl.constexpr,
-    STAGES: tl.constexpr,
-    LOOKAHEAD: tl.constexpr,
-    ABLATE: tl.constexpr,
-):
-    # Program p takes the tiles g = p, p + grid, ... (g = i * B + b).  A tile waits only on
-    # tiles of smaller g, and every program is resident (cooperative launch), so the smallest
-    # unfinished tile always completes: its program has finished its earlier tiles, and every
-    # tile before it has published.
-    pid = tl.program_id(0)
-    nprog = tl.num_programs(0)
-    offs_c = tl.arange(0, BLOCK_C)
-    cmask = offs_c < C
-    gam = tl.zeros([BLOCK_C], tl.float32)
-    bet = tl.zeros([BLOCK_C], tl.float32)
-    if HAS_GAMMA:
-        gam = tl.load(gamma_ptr + offs_c, mask=cmask, other=0.0).to(tl.float32)
-    if HAS_BETA:
-        bet = tl.load(beta_ptr + offs_c, mask=cmask, other=0.0).to(tl.float32)
-    scr_t = scr_ptr + SCR_OFF
-    scr_g = scr_ptr + SCR_OFF + B * NTB
-    if LOOKAHEAD:
-        b = pid % B
-        i = pid // B
-        x, sn, sm, sM, an, am, aM, dep = _fwd_tile_stats(
-            x_ptr,
-            scr_t + b * NTB,
-            scr_g + b * NG,
-            b,
-            i,
-            offs_c,
-            cmask,
-            C,
-            T,
-            pid < NT,
-            BT,
-            G,
-            ABLATE,
-        )
-        for g in tl.range(pid, NT, nprog, num_stages=STAGES):
-            # The next tile first: its aggregate is published before this tile's wait.
-            gn = g + nprog
-            b2 = gn % B
-            i2 = gn // B
-            x2, sn2, sm2, sM2, an2, am2, aM2, dep2 = _fwd_tile_stats(
-                x_ptr,
-                scr_t + b2 * NTB,
-                scr_g + b2 * NG,
-                b2,
-                i2,
-                offs_c,
-                cmask,
-                C,
-                T,
-                gn < NT,
-                BT,
-                G,
-                ABLATE,
-            )
-            _fwd_tile_finish(
-                x,
-                b,
-                i,
-                sn,
-                sm,
-                sM,
-                an,
-                am,
-                aM,
-                dep2 | dep,
-                y_ptr,
-                mean_ptr,
-                rstd_ptr,
-                m2_ptr,
-                cnt_ptr,
-                m0_ptr,
-                M0_ptr,
-                scr_t + b * NTB,
-                scr_g + b * NG,
-                gam,
-                bet,
-                offs_c,
-                cmask,
-                C,
-                T,
-                NTB,
-                eps,
-                HAS_STATE,
-                HAS_GAMMA,
-                HAS_BETA,
-                BT,
-                G,
-                CHUNK,
-                ABLATE,
-            )
-            x, sn, sm, sM, an, am, aM, dep = x2, sn2, sm2, sM2, an2, am2, aM2, dep2
-            b = b2
-            i = i2
-    else:
-        for g in tl.range(pid, NT, nprog, num_stages=STAGES):
-            b = g % B
-            i = g // B
-            x, sn, sm, sM, an, am, aM, dep = _fwd_tile_stats(
-                x_ptr,
-                scr_t + b * NTB,
-                scr_g + b * NG,
-                b,
-                i,
-                offs_c,
-                cmask,
-                C,
-                T,
-                g < NT,
-                BT,
-                G,
-                ABLATE,
-            )
-            _fwd_tile_finish(
-                x,
-                b,
-                i,
-                sn,
-                sm,
-                sM,
-                an,
-                am,
-                aM,
-                dep,
-                y_ptr,
-                mean_ptr,
-                rstd_ptr,
-                m2_ptr,
-                cnt_ptr,
-                m0_ptr,
-                M0_ptr,
-                scr_t + b * NTB,
-                scr_g + b * NG,
-                gam,
-                bet,
-                offs_c,
-                cmask,
-                C,
-                T,
-                NTB,
-                eps,
-                HAS_STATE,
-                HAS_GAMMA,
-                HAS_BETA,
-                BT,
-                G,
-                CHUNK,
-                ABLATE,
-            )
 
 
 # ============================================================================================
@@ -980,332 +652,6 @@ def _cln_bwd_kernel(
         tl.store(dx_base + offs, dx.to(dx_ptr.dtype.element_ty), mask=mask)
 
 
-@triton.jit
-def _bwd_tile_sums(
-    dy_ptr,
-    x_ptr,
-    gam,
-    mean_ptr,
-    rstd_ptr,
-    cnt_ptr,
-    t_ptr,
-    g_ptr,
-    b,
-    i,
-    j,
-    offs_c,
-    cmask,
-    C,
-    T,
-    NTB,
-    NG,
-    valid,
-    HAS_COUNT: tl.constexpr,
-    HAS_GAMMA: tl.constexpr,
-    HAS_DG: tl.constexpr,
-    HAS_DB: tl.constexpr,
-    BT: tl.constexpr,
-    G: tl.constexpr,
-):
-    """Load tile i of sequence b (processing index j), compute its frames' a, b, p terms and
-    its dgamma / dbeta partials, publish its sums (and close its group).  Returns what the
-    tile's dx needs, the partials and the word the last publication replaced (always 0: the
-    caller orders its suffix wait after it)."""
-    offs_t, tmask, mask, offs = _tile_offsets(b, i, offs_c, cmask, C, T, BT, valid)
-    b64 = b.to(tl.int64)
-    x = tl.load(x_ptr + b64 * C * T + offs, mask=mask, other=0.0).to(tl.float32)
-    dy = tl.load(dy_ptr + b64 * C * T + offs, mask=mask, other=0.0).to(tl.float32)
-    st_offs = b64 * T + offs_t
-    mu = tl.load(mean_ptr + st_offs, mask=tmask, other=0.0)
-    r = tl.load(rstd_ptr + st_offs, mask=tmask, other=0.0)  # r = 0 on padding: a = b = 0
-    K = tl.load(mean_ptr + b64 * T)
-    if HAS_COUNT:
-        cnt0 = tl.load(cnt_ptr + b).to(tl.float32)
-    else:
-        cnt0 = tl.zeros([], tl.float32)
-    # (at least 1: a look-ahead past the last tile has negative frame indices)
-    n_t = tl.maximum(cnt0 + (C * (offs_t + 1)).to(tl.float32), 1.0)
-    u = dy * (x - mu[None, :])
-    if HAS_GAMMA:
-        G1 = tl.sum(dy * gam[:, None], axis=0)
-        G2 = r * tl.sum(u * gam[:, None], axis=0)
-    else:
-        G1 = tl.sum(dy, axis=0)
-        G2 = r * tl.sum(u, axis=0)
-    dgp = tl.zeros([u.shape[0]], tl.float32)
-    dbp = tl.zeros([u.shape[0]], tl.float32)
-    if HAS_DG:
-        dgp = tl.sum(u * r[None, :], axis=1)
-    if HAS_DB:
-        dbp = tl.sum(dy, axis=1)
-    a = r * G1 / n_t
-    bq = r * r * G2 / n_t
-    pv = bq * (mu - K)
-    tl.atomic_xchg(t_ptr + j, _pack_bwd(tl.sum(a, axis=0)), mask=valid, sem="relaxed")
-    tl.atomic_xchg(t_ptr + NTB + j, _pack_bwd(tl.sum(bq, axis=0)), mask=valid, sem="relaxed")
-    dep = tl.atomic_xchg(
-        t_ptr + 2 * NTB + j, _pack_bwd(tl.sum(pv, axis=0)), mask=valid, sem="relaxed"
-    )
-    if valid & (j % G == G - 1):
-        _bwd_close_group(t_ptr, g_ptr, j, NTB, NG, G)
-    return x, dy, r, K, a, bq, pv, dgp, dbp, dep
-
-
-@triton.jit
-def _bwd_tile_finish(
-    x,
-    dy,
-    r,
-    K,
-    a,
-    bq,
-    pv,
-    dep,
-    dx_ptr,
-    gam,
-    t_ptr,
-    g_ptr,
-    b,
-    i,
-    j,
-    offs_c,
-    cmask,
-    C,
-    T,
-    NTB,
-    NG,
-    HAS_GAMMA: tl.constexpr,
-    BT: tl.constexpr,
-    G: tl.constexpr,
-    CHUNK: tl.constexpr,
-):
-    """Tile i of sequence b: wait for its exclusive suffix sums, write dx."""
-    ea = tl.zeros([], tl.float32)
-    eb = tl.zeros([], tl.float32)
-    ep = tl.zeros([], tl.float32)
-    # ``dep`` is always 0: the wait depends on the publication (_fwd_tile_finish says why).
-    if (j > 0) | (dep != 0):
-        ea, eb, ep = _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G, CHUNK)
-    Sa = tl.cumsum(a, axis=0, reverse=True) + ea
-    Sb = tl.cumsum(bq, axis=0, reverse=True) + eb
-    P = tl.cumsum(pv, axis=0, reverse=True) + ep
-    if HAS_GAMMA:
-        g = dy * gam[:, None]
-    else:
-        g = dy
-    dx = r[None, :] * g - Sa[None, :] - (x - K) * Sb[None, :]
-    dx = dx + P[None, :]
-    offs_t, tmask, mask, offs = _tile_offsets(b, i, offs_c, cmask, C, T, BT, True)
-    tl.store(dx_ptr + b.to(tl.int64) * C * T + offs, dx.to(dx_ptr.dtype.element_ty), mask=mask)
-
-
-@triton.jit
-def _cln_bwd_persistent_kernel(
-    dy_ptr,
-    x_ptr,
-    gamma_ptr,
-    mean_ptr,
-    rstd_ptr,
-    cnt_ptr,
-    dx_ptr,
-    dgp_ptr,
-    dbp_ptr,
-    scr_ptr,
-    B,
-    C,
-    T,
-    NTB,
-    NG,
-    NT,
-    HAS_COUNT: tl.constexpr,
-    HAS_GAMMA: tl.constexpr,
-    HAS_DG: tl.constexpr,
-    HAS_DB: tl.constexpr,
-    BLOCK_C: tl.constexpr,
-    BT: tl.constexpr,
-    SCR_OFF: tl.constexpr,
-    G: tl.constexpr,
-    CHUNK: tl.constexpr,
-    STAGES: tl.constexpr,
-    LOOKAHEAD: tl.constexpr,
-):
-    # Program p takes the processing indices g = p, p + grid, ... (g = j * B + b, tile i =
-    # NTB - 1 - j: from the last tile backwards); a tile waits only on smaller g (the forward
-    # kernel's argument).  Its dgamma / dbeta partials are summed over its tiles in registers
-    # (in its fixed tile order) and written once: (grid, C) partials instead of (tiles, C).
-    pid = tl.program_id(0)
-    nprog = tl.num_programs(0)
-    offs_c = tl.arange(0, BLOCK_C)
-    cmask = offs_c < C
-    gam = tl.zeros([BLOCK_C], tl.float32)
-    if HAS_GAMMA:
-        gam = tl.load(gamma_ptr + offs_c, mask=cmask, other=0.0).to(tl.float32)
-    acc_dg = tl.zeros([BLOCK_C], tl.float32)
-    acc_db = tl.zeros([BLOCK_C], tl.float32)
-    scr_t = scr_ptr + SCR_OFF
-    scr_g = scr_ptr + SCR_OFF + 3 * (B * NTB)
-    if LOOKAHEAD:
-        b = pid % B
-        j = pid // B
-        i = NTB - 1 - j
-        x, dy, r, K, a, bq, pv, dgp, dbp, dep = _bwd_tile_sums(
-            dy_ptr,
-            x_ptr,
-            gam,
-            mean_ptr,
-            rstd_ptr,
-            cnt_ptr,
-            scr_t + 3 * (b * NTB),
-            scr_g + 3 * (b * NG),
-            b,
-            i,
-            j,
-            offs_c,
-            cmask,
-            C,
-            T,
-            NTB,
-            NG,
-            pid < NT,
-            HAS_COUNT,
-            HAS_GAMMA,
-            HAS_DG,
-            HAS_DB,
-            BT,
-            G,
-        )
-        acc_dg += dgp
-        acc_db += dbp
-        for g in tl.range(pid, NT, nprog, num_stages=STAGES):
-            gn = g + nprog
-            b2 = gn % B
-            j2 = gn // B
-            i2 = NTB - 1 - j2
-            x2, dy2, r2, K2, a2, bq2, pv2, dgp, dbp, dep2 = _bwd_tile_sums(
-                dy_ptr,
-                x_ptr,
-                gam,
-                mean_ptr,
-                rstd_ptr,
-                cnt_ptr,
-                scr_t + 3 * (b2 * NTB),
-                scr_g + 3 * (b2 * NG),
-                b2,
-                i2,
-                j2,
-                offs_c,
-                cmask,
-                C,
-                T,
-                NTB,
-                NG,
-                gn < NT,
-                HAS_COUNT,
-                HAS_GAMMA,
-                HAS_DG,
-                HAS_DB,
-                BT,
-                G,
-            )
-            acc_dg += dgp
-            acc_db += dbp
-            _bwd_tile_finish(
-                x,
-                dy,
-                r,
-                K,
-                a,
-                bq,
-                pv,
-                dep2 | dep,
-                dx_ptr,
-                gam,
-                scr_t + 3 * (b * NTB),
-                scr_g + 3 * (b * NG),
-                b,
-                i,
-                j,
-                offs_c,
-                cmask,
-                C,
-                T,
-                NTB,
-                NG,
-                HAS_GAMMA,
-                BT,
-                G,
-                CHUNK,
-            )
-            x, dy, r, K, a, bq, pv, dep = x2, dy2, r2, K2, a2, bq2, pv2, dep2
-            b = b2
-            i = i2
-            j = j2
-    else:
-        for g in tl.range(pid, NT, nprog, num_stages=STAGES):
-            b = g % B
-            j = g // B
-            i = NTB - 1 - j
-            x, dy, r, K, a, bq, pv, dgp, dbp, dep = _bwd_tile_sums(
-                dy_ptr,
-                x_ptr,
-                gam,
-                mean_ptr,
-                rstd_ptr,
-                cnt_ptr,
-                scr_t + 3 * (b * NTB),
-                scr_g + 3 * (b * NG),
-                b,
-                i,
-                j,
-                offs_c,
-                cmask,
-                C,
-                T,
-                NTB,
-                NG,
-                g < NT,
-                HAS_COUNT,
-                HAS_GAMMA,
-                HAS_DG,
-                HAS_DB,
-                BT,
-                G,
-            )
-            acc_dg += dgp
-            acc_db += dbp
-            _bwd_tile_finish(
-                x,
-                dy,
-                r,
-                K,
-                a,
-                bq,
-                pv,
-                dep,
-                dx_ptr,
-                gam,
-                scr_t + 3 * (b * NTB),
-                scr_g + 3 * (b * NG),
-                b,
-                i,
-                j,
-                offs_c,
-                cmask,
-                C,
-                T,
-                NTB,
-                NG,
-                HAS_GAMMA,
-                BT,
-                G,
-                CHUNK,
-            )
-    if HAS_DG:
-        tl.store(dgp_ptr + pid * C + offs_c, acc_dg, mask=cmask)
-    if HAS_DB:
-        tl.store(dbp_ptr + pid * C + offs_c, acc_db, mask=cmask)
-
-
 # ============================================================================================
 # cLN launch rules and wrappers
 # ============================================================================================
@@ -1381,7 +727,6 @@ class _ClnPlan(NamedTuple):
     group: int  # G: tiles per group of the two-level prefix
     ng: int  # groups per sequence
     chunk: int  # group words per vector round
-    persistent: bool  # the persistent kernel (CLN_PERSISTENT) rather than tiles by ticket
 
 
 def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
@@ -1394,15 +739,14 @@ def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
         maxnreg = CLN_FWD_MAXNREG_16BIT if half else CLN_FWD_MAXNREG
     else:
         ept, maxnreg = CLN_BWD_EPT, CLN_BWD_MAXNREG
-    args = (
+    block_c, bt, num_cb, num_warps, maxnreg = _cln_config(
         B,
         C,
         T,
         x.element_size(),
         _num_sms(x.device.type, x.device.index),
         CLN_FWD_TILE if forward else CLN_BWD_TILE,
-    )
-    rest = (
+        ept,
         CLN_EPT_UNALIGNED,
         maxnreg,
         CLN_FWD_MAXNREG_UNALIGNED if forward else CLN_BWD_MAXNREG_UNALIGNED,
@@ -1412,13 +756,6 @@ def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
         CLN_MAX_BT,
         CLN_MIN_TILES_PER_SM,
     )
-    block_c, bt, num_cb, num_warps, maxnreg = _cln_config(*args, ept, *rest)
-    mode = CLN_PERSISTENT if forward else CLN_PERSISTENT_BWD
-    persistent = num_cb == 1 and (mode >= 2 or (mode == 1 and T % 16 == 0))
-    if persistent:
-        ept = CLN_PERSIST_EPT if forward else CLN_PERSIST_EPT_BWD
-        rest = (rest[0], CLN_PERSIST_MAXNREG, CLN_PERSIST_MAXNREG, *rest[3:])
-        block_c, bt, num_cb, num_warps, maxnreg = _cln_config(*args, ept, *rest)
     ntb = triton.cdiv(T, bt)
     group = _prefix_vector(x, num_warps, CLN_GROUP)
     return _ClnPlan(
@@ -1432,58 +769,7 @@ def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
         group,
         triton.cdiv(ntb, group),
         _prefix_vector(x, num_warps, CLN_CHUNK),
-        persistent,
     )
-
-
-# Resident programs per SM of a compiled persistent kernel, per (device, kernel): the grid of
-# a cooperative launch (which fails, rather than hangs, if it were too large).
-_RESIDENT: dict[tuple[int, str], int] = {}
-# Diagnostics (bench/tune.py prints it): per persistent kernel, the last launch's
-# (grid, programs per SM, registers, shared memory bytes).
-_LAST_PERSISTENT: dict[str, tuple[int, int, int, int]] = {}
-
-
-def _resident_per_sm(kernel: object, device: int) -> int:
-    key = (device, kernel.hash)
-    n = _RESIDENT.get(key)
-    if n is None:
-        kernel._init_handles()
-        props = torch.cuda.get_device_properties(device)
-        warps = kernel.metadata.num_warps
-        # Registers are allocated per warp in units of 256 (8 per thread).
-        regs_warp = -(-max(kernel.n_regs, 1) // 8) * 8 * 32
-        by_regs = getattr(props, "regs_per_multiprocessor", 65536) // (regs_warp * warps)
-        # 1 KiB of shared memory per block is reserved by the driver on sm_80+.
-        smem = getattr(props, "shared_memory_per_multiprocessor", 233472)
-        by_smem = smem // (kernel.metadata.shared + 1024)
-        by_threads = getattr(props, "max_threads_per_multi_processor", 2048) // (32 * warps)
-        n = max(0, min(by_regs, by_smem, by_threads, 32))
-        _RESIDENT[key] = n
-    return n
-
-
-def _persistent_grid(kernel: triton.JITFunction, x: Tensor, nt: int, args: tuple, kw: dict) -> int:
-    """Programs of a persistent cLN kernel: as many as are resident at once (at most
-    ``CLN_PERSIST_PROGS`` per SM), launched cooperatively (a launch that could not keep them
-    all resident fails instead of hanging).  Under the interpreter the programs run one after
-    another, so one program takes every tile, in order."""
-    if x.device.type != "cuda":
-        return 1
-    dev = x.device.index if x.device.index is not None else torch.cuda.current_device()
-    compiled = kernel.warmup(*args, grid=(1,), **kw)
-    per_sm = _resident_per_sm(compiled, dev)
-    if CLN_PERSIST_PROGS is not None:
-        per_sm = min(per_sm, CLN_PERSIST_PROGS)
-    if per_sm < 1:
-        raise RuntimeError(
-            f"triton cLN: the persistent kernel does not fit on an SM ({compiled.n_regs} "
-            f"registers, {compiled.metadata.shared} B of shared memory); set "
-            "backends.triton.kernels.CLN_PERSISTENT = 0"
-        )
-    grid = min(nt, per_sm * _num_sms("cuda", dev))
-    _LAST_PERSISTENT[kernel.__name__] = (grid, per_sm, compiled.n_regs, compiled.metadata.shared)
-    return grid
 
 
 def cln_forward(
@@ -1505,7 +791,7 @@ def cln_forward(
         cnt, m0, M0 = state
     else:
         cnt = m0 = M0 = mean  # dummies, never read (HAS_STATE=False)
-    args = (
+    _cln_fwd_kernel[(p.nt,)](
         x,
         y,
         gamma if gamma is not None else x,
@@ -1522,31 +808,21 @@ def cln_forward(
         T,
         p.ntb,
         p.ng,
-    )
-    kw = dict(
+        float(eps),
         HAS_STATE=state is not None,
         HAS_GAMMA=gamma is not None,
         HAS_BETA=beta is not None,
         BLOCK_C=p.block_c,
         BT=p.bt,
+        NUM_CB=p.num_cb,
         SCR_OFF=_SCR_OFF,
         G=p.group,
         CHUNK=p.chunk,
+        RUN=CLN_TICKET_RUN,
         ABLATE=_DIAG_ABLATE,
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
     )
-    if p.persistent:
-        # (launch_cooperative_grid is a compile option: the grid probe compiles the kernel
-        # that is launched)
-        kw.update(
-            STAGES=CLN_PERSIST_STAGES, LOOKAHEAD=CLN_PERSIST_LOOKAHEAD, launch_cooperative_grid=True
-        )
-        args = (*args, p.nt, float(eps))
-        grid = _persistent_grid(_cln_fwd_persistent_kernel, x, p.nt, args, kw)
-        _cln_fwd_persistent_kernel[(grid,)](*args, **kw)
-    else:
-        _cln_fwd_kernel[(p.nt,)](*args, float(eps), NUM_CB=p.num_cb, RUN=CLN_TICKET_RUN, **kw)
 
 
 def cln_backward(
@@ -1563,7 +839,11 @@ def cln_backward(
     B, C, T = x.shape
     p = _cln_plan(x, forward=False)
     scr = torch.zeros(_SCR_OFF + 3 * B * (p.ntb + p.ng), dtype=torch.int64, device=x.device)
-    head = (
+    # Per-tile partials of dgamma/dbeta, indexed by tile (not ticket): the fixed-order sum
+    # below is then deterministic.
+    dgp = torch.empty((p.nt, C), dtype=torch.float32, device=x.device) if dgamma is not None else dx
+    dbp = torch.empty((p.nt, C), dtype=torch.float32, device=x.device) if dbeta is not None else dx
+    _cln_bwd_kernel[(p.nt,)](
         dy,
         x,
         gamma if gamma is not None else x,
@@ -1571,46 +851,28 @@ def cln_backward(
         rstd,
         count if count is not None else mean,
         dx,
-    )
-    tail = (scr, B, C, T, p.ntb, p.ng)
-    kw = dict(
+        dgp,
+        dbp,
+        scr,
+        B,
+        C,
+        T,
+        p.ntb,
+        p.ng,
         HAS_COUNT=count is not None,
         HAS_GAMMA=gamma is not None,
         HAS_DG=dgamma is not None,
         HAS_DB=dbeta is not None,
         BLOCK_C=p.block_c,
         BT=p.bt,
+        NUM_CB=p.num_cb,
         SCR_OFF=_SCR_OFF,
         G=p.group,
         CHUNK=p.chunk,
+        RUN=CLN_TICKET_RUN,
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
     )
-    # dgamma / dbeta partials: one row per tile (ticket kernel) or per program (persistent
-    # kernel), each summed in a fixed order, then summed over rows by torch in a fixed order:
-    # deterministic run to run.
-    if p.persistent:
-        kw.update(
-            STAGES=CLN_PERSIST_STAGES,
-            LOOKAHEAD=CLN_PERSIST_LOOKAHEAD_BWD,
-            launch_cooperative_grid=True,
-        )
-        # The grid comes from the compiled kernel; ``mean`` stands in for the (fp32, aligned)
-        # partials while it is compiled.
-        probe = (*head, mean, mean, *tail, p.nt)
-        rows = _persistent_grid(_cln_bwd_persistent_kernel, x, p.nt, probe, kw)
-    else:
-        rows = p.nt
-    dgp = (
-        torch.empty((rows, C), dtype=torch.float32, device=x.device) if dgamma is not None else mean
-    )
-    dbp = (
-        torch.empty((rows, C), dtype=torch.float32, device=x.device) if dbeta is not None else mean
-    )
-    if p.persistent:
-        _cln_bwd_persistent_kernel[(rows,)](*head, dgp, dbp, *tail, p.nt, **kw)
-    else:
-        _cln_bwd_kernel[(p.nt,)](*head, dgp, dbp, *tail, NUM_CB=p.num_cb, RUN=CLN_TICKET_RUN, **kw)
     if dgamma is not None:
         torch.sum(dgp, dim=0, out=dgamma)
     if dbeta is not None:
