@@ -5,7 +5,8 @@
 
 Levels (``NORMK_CLN_DIAG``, read by the launcher at every call; outputs are wrong for > 0):
 0 = the kernel; 1 = no cross-tile wait (the consumer uses constant statistics);
-2 = also no statistics and no publication (the ring's load / store alone).  The
+2 = also no statistics and no publication (the ring's load / store alone); 3 (4) = no
+wait for the tiles of the grid's first (last) round only, the rest of the kernel intact.  The
 register-tile kernel (``CLN_STREAM_PPR = -1``) is timed beside them.  Same timer as
 the benchmark (CUDA-graph replay), copy bandwidth measured in the same run.
 """
@@ -50,6 +51,8 @@ def main() -> int:
         "stream": ({}, 0),
         "stream diag1 no-wait": ({}, 1),
         "stream diag2 load-store": ({}, 2),
+        "stream diag3 no-wait-first-round": ({}, 3),
+        "stream diag4 no-wait-last-round": ({}, 4),
         "cp.async": ({"CLN_STREAM_TMA": -1}, 0),
         "cp.async diag1": ({"CLN_STREAM_TMA": -1}, 1),
         "cp.async diag2": ({"CLN_STREAM_TMA": -1}, 2),

@@ -19,7 +19,8 @@ void launch(const RegPath<Cf>&, ClnFwdArgs<T, P>& a, long long ntot, cudaStream_
 template <typename T, typename P, int PPR>
 void launch(const StreamPath<PPR>& path, ClnFwdArgs<T, P>& a, long long ntot, cudaStream_t st) {
   // Timing diagnostic (bench/diag_cln_stream.py): NORMK_CLN_DIAG=1 leaves the cross-tile
-  // wait out, 2 also the statistics; the outputs are then wrong.
+  // wait out, 2 also the statistics, 3 (4) the wait of the first (last) round's tiles only;
+  // the outputs are then wrong.
   const char* diag = std::getenv("NORMK_CLN_DIAG");
   a.diag = diag ? std::atoi(diag) : 0;
   a.cbox = stream_tma_cbox<T>(a.C, PPR, false, a.vec != 0, true, path.tma, "cln_forward");

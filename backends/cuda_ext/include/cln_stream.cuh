@@ -403,7 +403,7 @@ __global__ void __launch_bounds__(R::kThreads, stream_fwd_min_blocks<T, R>())
                            (tile / args.B) * BT, vec, h);
     };
     auto stats = [&](int s, int tile) {
-      if (args.diag >= 2) return;  // timing diagnostic: no statistics, no publication
+      if (args.diag == 2) return;  // timing diagnostic: no statistics, no publication
       const uint4* tl = reinterpret_cast<const uint4*>(ring + s * tile_elems);
       A v[1][V], sum[1];
 #pragma unroll
@@ -442,7 +442,11 @@ __global__ void __launch_bounds__(R::kThreads, stream_fwd_min_blocks<T, R>())
 
   // ---- consumer ----
   auto finish = [&](int s, int tile) {
-    if (args.diag >= 1) {  // timing diagnostic: no cross-tile wait, constant statistics
+    // Timing diagnostic: no cross-tile wait, constant statistics (1, 2: every tile; 3: the
+    // first round's tiles, the grid's first tile each; 4: the last round's).
+    const int grid = static_cast<int>(gridDim.x);
+    if (args.diag == 1 || args.diag == 2 || (args.diag == 3 && tile < grid) ||
+        (args.diag == 4 && tile >= ntot - grid)) {
       for (int f = tid; f < BT; f += 32) {
         s_mu[s][f] = A(0);
         s_m2[s][f] = A(1);
