@@ -36,8 +36,9 @@ programs re-reading the tile from L2 (0.48-0.60 against 0.60-0.68: most re-reads
 and larger tiles with longer row segments (the load-store skeleton gains, the reductions lose);
 and persistent programs (a cooperative grid of the programs that fit, each looping over its tiles
 with ``tl.range(num_stages=...)`` prefetching the next tiles into shared memory, the next tile's
-aggregate published before the current tile's wait): 0.34-0.49 fp32 / 0.18-0.33 bf16 forward
-against 0.62-0.65 / 0.41-0.46 by ticket, the backward slower too.  A tile loop that Triton
+aggregate published before the current tile's wait): forward 0.45-0.49 fp32 / 0.23-0.33 bf16
+for the best of eight variants per case, against 0.62-0.65 / 0.41-0.46 by ticket, the backward
+slower too.  A tile loop that Triton
 pipelines holds two tiles plus the prefetch addresses in registers (188-255 per thread at 32
 elements per tensor), so only one or two programs of 4-16 warps fit on an SM, and every warp
 runs every phase in turn; the ticket kernel keeps 4 independent programs per SM (NOTES 14.1).
