@@ -7,10 +7,8 @@
 OUT=${OUT:-out}; mkdir -p "$OUT"
 
 ab_setup() {
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl || exit 1
-  export TORCH_EXTENSIONS_DIR=$PWD/.torch_extensions PYTHONUNBUFFERED=1
-  unset TRITON_INTERPRET NUMBA_ENABLE_CUDASIM
+  # The wheels and environment of every GPU call, without its one-tree build.
+  SKIP_CUDA_BUILD=1 source bench/gpu_env.sh
   local build='import backends.cuda_ext.kernels as k; k.extension()' t0
   t0=$(date +%s)
   (cd exp_a && PYTHONPATH=/tmp/site:$PWD timeout 200 python3 -c "$build") > "$OUT/build-a.log" 2>&1 &
