@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import os
 import random
 import sys
 from collections.abc import Callable, Iterator
@@ -74,6 +75,16 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "ppr16 S3": {"CLN_STREAM_PPR": 16, "CLN_STREAM_STAGES": 3},
         "ppr8 S4": {"CLN_STREAM_PPR": 8, "CLN_STREAM_STAGES": 4},
         "ppr16 S4": {"CLN_STREAM_PPR": 16, "CLN_STREAM_STAGES": 4},
+        # L2 prefetch of the block's tile `n` tiles ahead (TMA path; cln_stream.cuh,
+        # stream_tma_prefetch_ahead), and a grid balanced over the rounds (csrc/cln_common.h).
+        "pf1": {"NORMK_CLN_PREFETCH": 1},
+        "pf2": {"NORMK_CLN_PREFETCH": 2},
+        "pf3": {"NORMK_CLN_PREFETCH": 3},
+        "pf4": {"NORMK_CLN_PREFETCH": 4},
+        "gridbal": {"NORMK_CLN_GRID": -1},
+        "pf2 gridbal": {"NORMK_CLN_PREFETCH": 2, "NORMK_CLN_GRID": -1},
+        "pf2 ppr16 S2": {"NORMK_CLN_PREFETCH": 2, "CLN_STREAM_PPR": 16, "CLN_STREAM_STAGES": 2},
+        "pf2 ppr8 S2": {"NORMK_CLN_PREFETCH": 2, "CLN_STREAM_PPR": 8, "CLN_STREAM_STAGES": 2},
     },
 }
 SEED_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
@@ -110,17 +121,29 @@ RMS_BWD_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
 
 @contextlib.contextmanager
 def knobs(mod: ModuleType, kw: dict[str, object]) -> Iterator[None]:
+    """Set the module constants of ``kw`` for the calls inside; keys starting with
+    ``NORMK_`` are environment variables instead (the cuda_ext launchers' experiment
+    knobs, read at every call)."""
+    env = {k: str(v) for k, v in kw.items() if k.startswith("NORMK_")}
+    kw = {k: v for k, v in kw.items() if k not in env}
     missing = [k for k in kw if not hasattr(mod, k)]
     if missing:
         raise AttributeError(f"{mod.__name__} has no knob {', '.join(missing)}")
     old = {k: getattr(mod, k) for k in kw}
+    old_env = {k: os.environ.get(k) for k in env}
     for k, v in kw.items():
         setattr(mod, k, v)
+    os.environ.update(env)
     try:
         yield
     finally:
         for k, v in old.items():
             setattr(mod, k, v)
+        for k, v in old_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def t_ms(fn: Callable[[], object]) -> float:

@@ -37,6 +37,8 @@
 //   bwd fp64          C <= 84 (dy kept), 280, 560
 #pragma once
 
+#include <cstdlib>
+
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -292,19 +294,31 @@ void with_ppr(std::integer_sequence<int, Ps...>, int ppr, F&& f) {
 // GPU).  The CPU emulator runs blocks one after another, where a block
 // waiting on a later block's tile would wait forever: there one block takes
 // every tile.
+// An integer from the environment (experiment knobs read at every call), or dflt.
+inline int env_int(const char* name, int dflt) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : dflt;
+}
+
 template <typename K, typename Args>
 void stream_launch(K* kernel_fn, int threads, const StreamPlan& sp, long long ntot, cudaStream_t st,
                    Args& a, const char* op) {
   a.nchunks = 1;
   a.nstages = sp.stages;
   a.lead = sp.lead;
+  a.prefetch = a.tma ? env_int("NORMK_CLN_PREFETCH", 0) : 0;
   const void* kernel = reinterpret_cast<const void*>(kernel_fn);
   const int per_sm = blocks_per_sm(kernel, threads, sp.smem);
   if (per_sm < 1)
     throw std::runtime_error(std::string("cuda_ext: ") + op +
                              ": the streaming kernel does not fit on an SM (" +
                              std::to_string(sp.smem) + " bytes of shared memory)");
-  const long long g = static_cast<long long>(per_sm) * sm_count();
+  long long g = static_cast<long long>(per_sm) * sm_count();
+  // NORMK_CLN_GRID (experiment): > 0 caps the grid; -1 balances the rounds (the fewest
+  // blocks that take as many rounds as the full grid does).
+  const int want_grid = env_int("NORMK_CLN_GRID", 0);
+  if (want_grid > 0 && want_grid < g) g = want_grid;
+  if (want_grid == -1 && g < ntot) g = cdiv(ntot, cdiv(ntot, g));
   const unsigned grid = static_cast<unsigned>(g < ntot ? g : ntot);
 #ifdef NORMK_HOST_EMULATION
   (void)grid;

@@ -225,6 +225,25 @@ __device__ __forceinline__ void stream_tma_load_tile(T* dst, const CUtensorMap* 
                                                      int C, int cbox, int BT, int t0, int b) {
   for (int c0 = 0; c0 < C; c0 += cbox) tma_load_3d(dst + c0 * BT, map, t0, c0, b, bar);
 }
+// TMA path: an L2 prefetch of the tile (as stream_tma_load_tile) that the block will load
+// `dist` tiles after `tile`, if it has one and the ring has not loaded it already (the
+// block's first S tiles are loaded at once).  tile: the block's k-th, k = (tile - first) /
+// stride.  Why: the ring holds S - D tiles in flight per block (one, in the 3-block plans),
+// and a tile's loads are issued only when its stage frees up; the prefetch puts the DRAM
+// reads of the block's later tiles in flight too, so that the TMA load later hits L2.
+template <typename T, typename TileCoord>
+__device__ __forceinline__ void stream_tma_prefetch_ahead(const CUtensorMap* map, int C, int cbox,
+                                                          int BT, int tile, int first, int stride,
+                                                          int ntot, int S, int dist,
+                                                          TileCoord&& coord) {
+  if (dist <= 0) return;
+  const int k = (tile - first) / stride;
+  const int pt = tile + dist * stride;
+  if (k + dist < S || pt >= ntot) return;
+  int t0, b;
+  coord(pt, t0, b);
+  for (int c0 = 0; c0 < C; c0 += cbox) tma_prefetch_3d(map, t0, c0, b);
+}
 // TMA path, output warps: store the tile the output threads have written
 // into src[C][BT] (each thread fenced its writes with fence_proxy_async), and
 // wait until the TMA has read it, so that the stage can be handed back.
@@ -395,6 +414,11 @@ __global__ void __launch_bounds__(R::kThreads, stream_fwd_min_blocks<T, R>())
           mbar_arrive_expect_tx(&s_full[s], static_cast<unsigned>(tile_elems * sizeof(T)));
           stream_tma_load_tile(ring + s * tile_elems, &args.tm_x, &s_full[s], C, args.cbox, BT,
                                (tile / args.B) * BT, tile % args.B);
+          stream_tma_prefetch_ahead<T>(&args.tm_x, C, args.cbox, BT, tile, blockIdx.x, gridDim.x,
+                                       ntot, S, args.prefetch, [&](int pt, int& t0, int& b) {
+                                         t0 = (pt / args.B) * BT;
+                                         b = pt % args.B;
+                                       });
         }
         return;
       }
@@ -563,6 +587,14 @@ __global__ void __launch_bounds__(R::kThreads, 1)
           stream_tma_load_tile(stage_dy(s), &args.tm_dy, bar, C, args.cbox, BT, t0, b);
           tma_load_2d(stage_mr(s), &args.tm_mean, t0, b, bar);
           tma_load_2d(stage_mr(s) + BT, &args.tm_rstd, t0, b, bar);
+          const auto coord = [&](int pt, int& pt0, int& pb) {
+            pt0 = first_frame(pt);
+            pb = pt % args.B;
+          };
+          stream_tma_prefetch_ahead<T>(&args.tm_x, C, args.cbox, BT, tile, blockIdx.x, gridDim.x,
+                                       ntot, S, args.prefetch, coord);
+          stream_tma_prefetch_ahead<T>(&args.tm_dy, C, args.cbox, BT, tile, blockIdx.x,
+                                       gridDim.x, ntot, S, args.prefetch, coord);
         }
         return;
       }
