@@ -75,16 +75,16 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "ppr16 S3": {"CLN_STREAM_PPR": 16, "CLN_STREAM_STAGES": 3},
         "ppr8 S4": {"CLN_STREAM_PPR": 8, "CLN_STREAM_STAGES": 4},
         "ppr16 S4": {"CLN_STREAM_PPR": 16, "CLN_STREAM_STAGES": 4},
-        # L2 prefetch of the block's tile `n` tiles ahead (TMA path; cln_stream.cuh,
-        # stream_tma_prefetch_ahead), and a grid balanced over the rounds (csrc/cln_common.h).
-        "pf1": {"NORMK_CLN_PREFETCH": 1},
-        "pf2": {"NORMK_CLN_PREFETCH": 2},
-        "pf3": {"NORMK_CLN_PREFETCH": 3},
-        "pf4": {"NORMK_CLN_PREFETCH": 4},
-        "gridbal": {"NORMK_CLN_GRID": -1},
-        "pf2 gridbal": {"NORMK_CLN_PREFETCH": 2, "NORMK_CLN_GRID": -1},
-        "pf2 ppr16 S2": {"NORMK_CLN_PREFETCH": 2, "CLN_STREAM_PPR": 16, "CLN_STREAM_STAGES": 2},
-        "pf2 ppr8 S2": {"NORMK_CLN_PREFETCH": 2, "CLN_STREAM_PPR": 8, "CLN_STREAM_STAGES": 2},
+        # Experiment knobs of the streaming kernels' TMA path (environment variables read by
+        # the launcher, csrc/cln_common.h): the block's first tile loaded alone, the rest of
+        # the ring once it has landed (stagger); the output warps refilling each stage as
+        # they finish it (refill; cln_stream.cuh, stream_producer / stream_consumer).
+        "stagger": {"NORMK_CLN_STAGGER": 1},
+        "refill": {"NORMK_CLN_REFILL": 1},
+        "refill stagger": {"NORMK_CLN_REFILL": 1, "NORMK_CLN_STAGGER": 1},
+        "refill S3": {"NORMK_CLN_REFILL": 1, "CLN_STREAM_STAGES": 3},
+        "refill ppr8 S3": {"NORMK_CLN_REFILL": 1, "CLN_STREAM_PPR": 8, "CLN_STREAM_STAGES": 3},
+        "refill S4": {"NORMK_CLN_REFILL": 1, "CLN_STREAM_STAGES": 4},
     },
 }
 SEED_VARIANTS: dict[str, dict[str, dict[str, object]]] = {

@@ -306,19 +306,15 @@ void stream_launch(K* kernel_fn, int threads, const StreamPlan& sp, long long nt
   a.nchunks = 1;
   a.nstages = sp.stages;
   a.lead = sp.lead;
-  a.prefetch = a.tma ? env_int("NORMK_CLN_PREFETCH", 0) : 0;
+  a.stagger = env_int("NORMK_CLN_STAGGER", 0);
+  a.refill = env_int("NORMK_CLN_REFILL", 0);
   const void* kernel = reinterpret_cast<const void*>(kernel_fn);
   const int per_sm = blocks_per_sm(kernel, threads, sp.smem);
   if (per_sm < 1)
     throw std::runtime_error(std::string("cuda_ext: ") + op +
                              ": the streaming kernel does not fit on an SM (" +
                              std::to_string(sp.smem) + " bytes of shared memory)");
-  long long g = static_cast<long long>(per_sm) * sm_count();
-  // NORMK_CLN_GRID (experiment): > 0 caps the grid; -1 balances the rounds (the fewest
-  // blocks that take as many rounds as the full grid does).
-  const int want_grid = env_int("NORMK_CLN_GRID", 0);
-  if (want_grid > 0 && want_grid < g) g = want_grid;
-  if (want_grid == -1 && g < ntot) g = cdiv(ntot, cdiv(ntot, g));
+  const long long g = static_cast<long long>(per_sm) * sm_count();
   const unsigned grid = static_cast<unsigned>(g < ntot ? g : ntot);
 #ifdef NORMK_HOST_EMULATION
   (void)grid;

@@ -486,7 +486,6 @@ inline void tma_load_3d(void* dst, const CUtensorMap* map, int c0, int c1, int c
   bar->tx -= normk_emu::emu_tma_copy(map, c, static_cast<unsigned char*>(dst), true);
   mbar_complete_if_done(bar);
 }
-inline void tma_prefetch_3d(const CUtensorMap*, int, int, int) {}  // a cache hint: nothing to emulate
 inline void tma_store_3d(const CUtensorMap* map, const void* src, int c0, int c1, int c2) {
   const int c[3] = {c0, c1, c2};
   normk_emu::emu_tma_copy(map, c, static_cast<unsigned char*>(const_cast<void*>(src)), false);

@@ -225,25 +225,6 @@ __device__ __forceinline__ void stream_tma_load_tile(T* dst, const CUtensorMap* 
                                                      int C, int cbox, int BT, int t0, int b) {
   for (int c0 = 0; c0 < C; c0 += cbox) tma_load_3d(dst + c0 * BT, map, t0, c0, b, bar);
 }
-// TMA path: an L2 prefetch of the tile (as stream_tma_load_tile) that the block will load
-// `dist` tiles after `tile`, if it has one and the ring has not loaded it already (the
-// block's first S tiles are loaded at once).  tile: the block's k-th, k = (tile - first) /
-// stride.  Why: the ring holds S - D tiles in flight per block (one, in the 3-block plans),
-// and a tile's loads are issued only when its stage frees up; the prefetch puts the DRAM
-// reads of the block's later tiles in flight too, so that the TMA load later hits L2.
-template <typename T, typename TileCoord>
-__device__ __forceinline__ void stream_tma_prefetch_ahead(const CUtensorMap* map, int C, int cbox,
-                                                          int BT, int tile, int first, int stride,
-                                                          int ntot, int S, int dist,
-                                                          TileCoord&& coord) {
-  if (dist <= 0) return;
-  const int k = (tile - first) / stride;
-  const int pt = tile + dist * stride;
-  if (k + dist < S || pt >= ntot) return;
-  int t0, b;
-  coord(pt, t0, b);
-  for (int c0 = 0; c0 < C; c0 += cbox) tma_prefetch_3d(map, t0, c0, b);
-}
 // TMA path, output warps: store the tile the output threads have written
 // into src[C][BT] (each thread fenced its writes with fence_proxy_async), and
 // wait until the TMA has read it, so that the stage can be handed back.
@@ -268,11 +249,19 @@ __device__ __forceinline__ void stream_tma_store_tile(const T* src, const CUtens
 //   full: nullptr for cp.async copies; the TMA path's per-stage mbarriers
 //         (issue announces and starts the copies; the u-th fill of a stage
 //         completes its phase u)
+//   stagger (TMA path only): issue the block's first tile alone, and its next S - 1 once the
+//         first has landed, so that the grid's first round of tiles lands before the second
+//         round's loads compete with it (every first-round tile waits on the round's others).
+//   refill (TMA path only): the output warps refill each stage as they finish it
+//         (stream_consumer), so the producer neither waits at EMPTY nor refills.
 template <typename R, typename Issue, typename Stats>
 __device__ __forceinline__ void stream_producer(int first, int stride, int ntot, int S, int D,
-                                                mbar_t* full, Issue&& issue, Stats&& stats) {
+                                                mbar_t* full, bool stagger, bool refill,
+                                                Issue&& issue, Stats&& stats) {
+  refill = refill && full;
   const auto tile_of = [&](int k) { return first + k * stride; };
-  for (int s = 0; s < S; ++s) {
+  const int s0 = full && stagger ? 1 : S;  // stages filled before the loop
+  for (int s = 0; s < s0; ++s) {
     if (tile_of(s) < ntot) issue(s, tile_of(s));
     if (!full) cp_async_commit();  // one group per tile slot, empty or not
   }
@@ -281,6 +270,9 @@ __device__ __forceinline__ void stream_producer(int first, int stride, int ntot,
     const int s = k % S;
     if (full) {
       mbar_wait(&full[s], static_cast<unsigned>(k / S) & 1u);  // tile k has landed
+      if (k == 0)
+        for (int s2 = s0; s2 < S; ++s2)
+          if (tile_of(s2) < ntot) issue(s2, tile_of(s2));
     } else {
       // Groups committed so far: S + max(0, k - D), tile k being group k.
       cp_async_wait_depth(k < D ? S - 1 - k : S - 1 - D);
@@ -288,7 +280,7 @@ __device__ __forceinline__ void stream_producer(int first, int stride, int ntot,
     }
     stats(s, tile_of(k));
     named_barrier_arrive(kBarFull + s, R::kFullCount);
-    if (k >= D) {
+    if (!refill && k >= D) {
       const int sr = (k - D) % S;
       named_barrier(kBarEmpty + sr, R::kEmptyCount);  // the output warps are done with tile k - D
       if (tile_of(k + S - D) < ntot) issue(sr, tile_of(k + S - D));
@@ -297,8 +289,9 @@ __device__ __forceinline__ void stream_producer(int first, int stride, int ntot,
   }
   // Collect the consumer's last hand-backs (tiles k - D .. k - 1), so that
   // every barrier is complete when the block exits.
-  for (int t = k - D < 0 ? 0 : k - D; t < k; ++t)
-    named_barrier(kBarEmpty + t % S, R::kEmptyCount);
+  if (!refill)
+    for (int t = k - D < 0 ? 0 : k - D; t < k; ++t)
+      named_barrier(kBarEmpty + t % S, R::kEmptyCount);
   if (!full) cp_async_wait<0>();
 }
 
@@ -325,9 +318,13 @@ __device__ __forceinline__ void stream_init_full(mbar_t* full, int S, const void
 // waits for tile k + 1's prefix while the output warps write tile k: with
 // one consumer loop (wait, then output, all 4 warps) the wait was on the
 // critical path of every tile.
-template <typename R, typename Finish, typename Out>
+// refill (TMA path, the producer's flag): after out(), the output warps' first thread (the
+// one that stored the tile and waited until the TMA had read it) loads the block's tile S
+// later into the stage with load(s, tile), instead of handing the stage back to the producer.
+template <typename R, typename Finish, typename Out, typename Load>
 __device__ __forceinline__ void stream_consumer(int first, int stride, int ntot, int S,
-                                                Finish&& finish, Out&& out) {
+                                                bool refill, Finish&& finish, Out&& out,
+                                                Load&& load) {
   const int tid = threadIdx.x;
   if (tid < 32) {
     for (int k = 0; first + k * stride < ntot; ++k) {
@@ -341,7 +338,11 @@ __device__ __forceinline__ void stream_consumer(int first, int stride, int ntot,
       const int s = k % S;
       named_barrier(kBarReady + s, R::kReadyCount);
       out(s, first + k * stride, tid - 32);
-      named_barrier_arrive(kBarEmpty + s, R::kEmptyCount);
+      if (!refill) {
+        named_barrier_arrive(kBarEmpty + s, R::kEmptyCount);
+      } else if (tid == 32 && first + (k + S) * stride < ntot) {
+        load(s, first + (k + S) * stride);
+      }
     }
   }
 }
@@ -393,6 +394,13 @@ __global__ void __launch_bounds__(R::kThreads, stream_fwd_min_blocks<T, R>())
     s_bt[c] = args.beta ? load_param<P, A>(args.beta, c) : A(0);
   }
   __syncthreads();
+  // TMA path: tile `tile` into stage s (one thread).
+  auto tma_load = [&](int s, int tile) {
+    mbar_arrive_expect_tx(&s_full[s], static_cast<unsigned>(tile_elems * sizeof(T)));
+    stream_tma_load_tile(ring + s * tile_elems, &args.tm_x, &s_full[s], C, args.cbox, BT,
+                         (tile / args.B) * BT, tile % args.B);
+  };
+  const bool refill = tma && args.refill != 0;
 
   if (tid >= R::kCons) {  // ---- producer ----
     const int h = tid - R::kCons;
@@ -410,16 +418,7 @@ __global__ void __launch_bounds__(R::kThreads, stream_fwd_min_blocks<T, R>())
     const A inv_c = A(1) / static_cast<A>(C);
     auto issue = [&](int s, int tile) {
       if (tma) {
-        if (h == 0) {
-          mbar_arrive_expect_tx(&s_full[s], static_cast<unsigned>(tile_elems * sizeof(T)));
-          stream_tma_load_tile(ring + s * tile_elems, &args.tm_x, &s_full[s], C, args.cbox, BT,
-                               (tile / args.B) * BT, tile % args.B);
-          stream_tma_prefetch_ahead<T>(&args.tm_x, C, args.cbox, BT, tile, blockIdx.x, gridDim.x,
-                                       ntot, S, args.prefetch, [&](int pt, int& t0, int& b) {
-                                         t0 = (pt / args.B) * BT;
-                                         b = pt % args.B;
-                                       });
-        }
+        if (h == 0) tma_load(s, tile);
         return;
       }
       stream_issue_tile<G>(ring + s * tile_elems,
@@ -460,7 +459,7 @@ __global__ void __launch_bounds__(R::kThreads, stream_fwd_min_blocks<T, R>())
       if (h < 32) cln_fwd_tile_publish<G>(args, tile, s_mu[s], s_m2[s]);
     };
     stream_producer<R>(blockIdx.x, gridDim.x, ntot, S, args.lead, tma ? s_full : nullptr,
-                    issue, stats);
+                    args.stagger != 0, refill, issue, stats);
     return;
   }
 
@@ -523,7 +522,7 @@ __global__ void __launch_bounds__(R::kThreads, stream_fwd_min_blocks<T, R>())
       store_pack<T>(yb + static_cast<long long>(c) * L + tt, y, vst, nvalid);
     }
   };
-  stream_consumer<R>(blockIdx.x, gridDim.x, ntot, S, finish, out);
+  stream_consumer<R>(blockIdx.x, gridDim.x, ntot, S, refill, finish, out, tma_load);
   if (tma && tid == 32) tma_wait<0>();  // the storing thread: every store complete
 }
 
@@ -539,8 +538,17 @@ __global__ void __launch_bounds__(R::kThreads, stream_fwd_min_blocks<T, R>())
 // Stage layout: [x: C*BT T][dy: C*BT T][mean: BT A][rstd: BT A] (see
 // stream_stage_bytes).
 
+// The 256-thread fp32 kernel at 3 blocks per SM (<= 80 registers: it took 77-80 unbounded,
+// until the TMA loads moved out of the producer's lambda for the output warps' refills took
+// it to 85-95, which would have left room for 2 blocks in the 3-block plans, e.g. (2, 128,
+// 64000) fp32); 16-bit types take 95 (2 blocks), fp64 72-82.
+template <typename T, typename R>
+constexpr int stream_bwd_min_blocks() {
+  return R::kThreads == StreamRolesStd::kThreads && sizeof(T) == 4 ? kStreamMaxBlocksPerSm : 1;
+}
+
 template <typename T, typename P, int PPR, typename R>
-__global__ void __launch_bounds__(R::kThreads, 1)
+__global__ void __launch_bounds__(R::kThreads, stream_bwd_min_blocks<T, R>())
     cln_bwd_stream_kernel(const __grid_constant__ ClnBwdArgs<T, P> args) {
   using A = acc_t<T>;
   using G = StreamGeom<T, PPR, R>;
@@ -572,6 +580,18 @@ __global__ void __launch_bounds__(R::kThreads, 1)
   auto stage_mr = [&](int s) { return reinterpret_cast<A*>(stage_x(s) + 2 * tile_elems); };
   auto first_frame = [&](int tile) { return (args.ntiles - 1 - tile / args.B) * BT; };
   const bool partials = args.partial != nullptr;
+  // TMA path: tile `tile`'s x, dy, mean and rstd into stage s (one thread).
+  auto tma_load = [&](int s, int tile) {
+    const int b = tile % args.B;
+    const int t0 = first_frame(tile);
+    mbar_t* bar = &s_full[s];
+    mbar_arrive_expect_tx(bar, static_cast<unsigned>(stage_bytes));
+    stream_tma_load_tile(stage_x(s), &args.tm_x, bar, C, args.cbox, BT, t0, b);
+    stream_tma_load_tile(stage_dy(s), &args.tm_dy, bar, C, args.cbox, BT, t0, b);
+    tma_load_2d(stage_mr(s), &args.tm_mean, t0, b, bar);
+    tma_load_2d(stage_mr(s) + BT, &args.tm_rstd, t0, b, bar);
+  };
+  const bool refill = tma && args.refill != 0;
 
   if (tid >= R::kCons) {  // ---- producer ----
     const int h = tid - R::kCons;
@@ -580,22 +600,7 @@ __global__ void __launch_bounds__(R::kThreads, 1)
       const int b = tile % args.B;
       const int t0 = first_frame(tile);
       if (tma) {
-        if (h == 0) {
-          mbar_t* bar = &s_full[s];
-          mbar_arrive_expect_tx(bar, static_cast<unsigned>(stage_bytes));
-          stream_tma_load_tile(stage_x(s), &args.tm_x, bar, C, args.cbox, BT, t0, b);
-          stream_tma_load_tile(stage_dy(s), &args.tm_dy, bar, C, args.cbox, BT, t0, b);
-          tma_load_2d(stage_mr(s), &args.tm_mean, t0, b, bar);
-          tma_load_2d(stage_mr(s) + BT, &args.tm_rstd, t0, b, bar);
-          const auto coord = [&](int pt, int& pt0, int& pb) {
-            pt0 = first_frame(pt);
-            pb = pt % args.B;
-          };
-          stream_tma_prefetch_ahead<T>(&args.tm_x, C, args.cbox, BT, tile, blockIdx.x, gridDim.x,
-                                       ntot, S, args.prefetch, coord);
-          stream_tma_prefetch_ahead<T>(&args.tm_dy, C, args.cbox, BT, tile, blockIdx.x,
-                                       gridDim.x, ntot, S, args.prefetch, coord);
-        }
+        if (h == 0) tma_load(s, tile);
         return;
       }
       const long long bofs = static_cast<long long>(b) * C * L;
@@ -684,7 +689,7 @@ __global__ void __launch_bounds__(R::kThreads, 1)
       if (h < 32) cln_bwd_tile_publish<G>(args, tile, s_abc[s]);
     };
     stream_producer<R>(blockIdx.x, gridDim.x, ntot, S, args.lead, tma ? s_full : nullptr,
-                    issue, stats);
+                    args.stagger != 0, refill, issue, stats);
     return;
   }
 
@@ -731,7 +736,7 @@ __global__ void __launch_bounds__(R::kThreads, 1)
       stream_tma_store_tile<R>(gt, &args.tm_dx, C, args.cbox, BT, first_frame(tile), b, o);
     }
   };
-  stream_consumer<R>(blockIdx.x, gridDim.x, ntot, S, finish, out);
+  stream_consumer<R>(blockIdx.x, gridDim.x, ntot, S, refill, finish, out, tma_load);
   if (tma && tid == 32) tma_wait<0>();  // the storing thread: every store complete
 }
 

@@ -113,16 +113,6 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, i
       : "memory");
 #endif
 }
-// Global -> L2 only: the box of `map` at (c0, c1, c2), a hint with no completion to wait
-// for.  The streaming kernels prefetch a block's later tiles so that more of its bytes are
-// in flight from DRAM than its shared-memory ring holds (cln_stream.cuh, stream_prefetch).
-__device__ __forceinline__ void tma_prefetch_3d(const CUtensorMap* map, int c0, int c1, int c2) {
-#ifndef NORMK_TMA_UNSUPPORTED
-  asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];" ::"l"(map),
-               "r"(c0), "r"(c1), "r"(c2)
-               : "memory");
-#endif
-}
 // Shared -> global: the box at (c0, c1, c2) from src (128-byte aligned);
 // elements outside the tensor are not written.  In the thread's bulk group
 // (tma_commit, tma_wait_read).
