@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
-import os
 import random
 import sys
 from collections.abc import Callable, Iterator
@@ -75,16 +74,11 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "ppr16 S3": {"CLN_STREAM_PPR": 16, "CLN_STREAM_STAGES": 3},
         "ppr8 S4": {"CLN_STREAM_PPR": 8, "CLN_STREAM_STAGES": 4},
         "ppr16 S4": {"CLN_STREAM_PPR": 16, "CLN_STREAM_STAGES": 4},
-        # Experiment knobs of the streaming kernels' TMA path (environment variables read by
-        # the launcher, csrc/cln_common.h): the block's first tile loaded alone, the rest of
-        # the ring once it has landed (stagger); the output warps refilling each stage as
-        # they finish it (refill; cln_stream.cuh, stream_producer / stream_consumer).
-        "stagger": {"NORMK_CLN_STAGGER": 1},
-        "refill": {"NORMK_CLN_REFILL": 1},
-        "refill stagger": {"NORMK_CLN_REFILL": 1, "NORMK_CLN_STAGGER": 1},
-        "refill S3": {"NORMK_CLN_REFILL": 1, "CLN_STREAM_STAGES": 3},
-        "refill ppr8 S3": {"NORMK_CLN_REFILL": 1, "CLN_STREAM_PPR": 8, "CLN_STREAM_STAGES": 3},
-        "refill S4": {"NORMK_CLN_REFILL": 1, "CLN_STREAM_STAGES": 4},
+        # The ring refilled by the producer with lead 1 (the protocol before the output
+        # warps' refill, which the automatic lead takes on the TMA path), at 2 and 3 stages.
+        "D1": {"CLN_STREAM_LEAD": 1},
+        "D1 S2": {"CLN_STREAM_LEAD": 1, "CLN_STREAM_STAGES": 2},
+        "refill S2": {"CLN_STREAM_STAGES": 2},
     },
 }
 SEED_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
@@ -121,29 +115,17 @@ RMS_BWD_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
 
 @contextlib.contextmanager
 def knobs(mod: ModuleType, kw: dict[str, object]) -> Iterator[None]:
-    """Set the module constants of ``kw`` for the calls inside; keys starting with
-    ``NORMK_`` are environment variables instead (the cuda_ext launchers' experiment
-    knobs, read at every call)."""
-    env = {k: str(v) for k, v in kw.items() if k.startswith("NORMK_")}
-    kw = {k: v for k, v in kw.items() if k not in env}
     missing = [k for k in kw if not hasattr(mod, k)]
     if missing:
         raise AttributeError(f"{mod.__name__} has no knob {', '.join(missing)}")
     old = {k: getattr(mod, k) for k in kw}
-    old_env = {k: os.environ.get(k) for k in env}
     for k, v in kw.items():
         setattr(mod, k, v)
-    os.environ.update(env)
     try:
         yield
     finally:
         for k, v in old.items():
             setattr(mod, k, v)
-        for k, v in old_env.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def t_ms(fn: Callable[[], object]) -> float:

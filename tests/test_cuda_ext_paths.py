@@ -8,11 +8,11 @@ register-tile kernels (``include/cln_kernels.cuh``), and picks the streaming
 tile shape from C and the dtype.  The shared harness only
 reaches what its shapes select, so here each family and shape is forced with
 the module's knobs (``CLN_RESIDENT``, ``CLN_STREAM_PPR``, ``CLN_STREAM_STAGES``,
-``CLN_STREAM_TMA``, ``CLN_GROUP_TILES``, read at every call) and checked with the same harness
-functions.  Small groups (G = 2, 3) put group links and group starts on the
-GPU, where blocks run concurrently (the CPU emulator in
-``test_cuda_ext_build.py`` runs them one after another).  GPU only: the
-extension needs CUDA.
+``CLN_STREAM_LEAD``, ``CLN_STREAM_TMA``, ``CLN_GROUP_TILES``, read at every call) and
+checked with the same harness functions.  Small groups (G = 2, 3) put group links and
+group starts on the GPU, where blocks run concurrently (the CPU emulator in
+``test_cuda_ext_build.py`` runs them one after another).  GPU only: the extension needs
+CUDA.
 """
 
 from __future__ import annotations
@@ -50,6 +50,11 @@ VARIANTS = {
         "CLN_STREAM_STAGES": 3,
         "CLN_GROUP_TILES": 2,
     },
+    # The TMA path's two ring protocols: the output warps refilling the stages (the
+    # automatic lead; here 2 and 4 stages) and the producer's lead, forced.
+    "stream-tma-refill-S2": {"CLN_STREAM_TMA": 1, "CLN_STREAM_STAGES": 2, "CLN_GROUP_TILES": 3},
+    "stream-tma-refill-ppr8-S4": {"CLN_STREAM_TMA": 1, "CLN_STREAM_PPR": 8, "CLN_STREAM_STAGES": 4},
+    "stream-tma-D1": {"CLN_RESIDENT": -1, "CLN_STREAM_TMA": 1, "CLN_STREAM_LEAD": 1},
 }
 # A launcher refusal that a forced variant may meet at some shape (the case is then skipped).
 REFUSALS = ("needs more shared memory", "stream_tma = 1 but")

@@ -91,7 +91,9 @@ _CXX_FLAGS = ("-O3",)
 #                      launcher's automatic tile shape (csrc/cln_common.h, stream_plan);
 #                      4 / 8 / 16: that many 16-byte packs per tile row.
 #   CLN_STREAM_STAGES  0: automatic (2 or 3); 2-4: the ring depth S.
-#   CLN_STREAM_LEAD    0: automatic (1); 1..S-1: tiles the producer may run ahead.
+#   CLN_STREAM_LEAD    0: automatic (the TMA path: the output warps refill each stage as
+#                      they finish it, and the plan takes 3 stages; the cp.async path: 1);
+#                      1..S-1: the producer refills the stages, this many tiles ahead.
 #   CLN_STREAM_TMA     0: the streaming kernels copy their tiles with the TMA
 #                      (include/tma.cuh) where it applies (sm_90+, T a multiple of 16
 #                      bytes, 16-byte aligned tensors, not float64), else cp.async;

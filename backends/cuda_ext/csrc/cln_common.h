@@ -37,8 +37,6 @@
 //   bwd fp64          C <= 84 (dy kept), 280, 560
 #pragma once
 
-#include <cstdlib>
-
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -182,8 +180,16 @@ constexpr size_t kStreamStaticSmem = 6 * 1024;
 // x S x stage, in 16 KB steps), then the most blocks per SM, then the widest
 // rows, over rows of 128 B or more whose stage fits kStreamStageTarget
 // (64-byte rows only when nothing else fits); PPR then narrows (not below
-// 128-byte rows) while the call has fewer than 2 tiles per SM.  D = 1 (D =
-// 2-3 with 3-4 stages was slower at every target shape:
+// 128-byte rows) while the call has fewer than 2 tiles per SM.  The lead:
+// 0 (the output warps refill the stages; cln_stream.cuh) where the call takes
+// the TMA path (tma_likely), and then S = 3 wherever 3 stages of 128-byte rows
+// fit: its stages turn around without waiting for the producer, and the third
+// one paid where, refilled by the producer, it had not (H200, 3 stages against
+// the 2-3 that lead 1 took, two A/B rounds, fwd / fwd+bwd: (4, 256, 16000)
+// fp32 0.62-0.63 / 0.61 -> 0.65 / 0.64, (2, 128, 64000) fp32 0.60 / 0.57 ->
+// 0.63 / 0.60-0.61; 3 stages at lead 1 0.64-0.65 / 0.62-0.63 and 0.59 /
+// 0.58; bench/results/nvidia-h200-s12d-ab-refill-*.log).  Elsewhere D = 1
+// (D = 2-3 with 3-4 stages was slower at every target shape:
 // -s8-tune-cln-sweep.log). Measured on the H200
 // (bench/results/nvidia-h200-s4-tune-stream-v4.log, fwd / fwd+bwd fraction
 // of copy bandwidth): at (2, 128, 64000) fp32 a 4-deep ring of 32 KB stages
@@ -195,7 +201,7 @@ constexpr size_t kStreamStaticSmem = 6 * 1024;
 template <typename T, int... Ps>
 StreamPlan stream_plan(std::integer_sequence<int, Ps...>, long long B, long long C, long long L,
                        bool bwd, int64_t want_ppr, int64_t want_stages, int64_t want_lead,
-                       const char* op) {
+                       bool tma_likely, const char* op) {
   StreamPlan sp;
   if (want_ppr < 0) return sp;
   constexpr int V = PackInfo<T>::V;
@@ -222,17 +228,22 @@ StreamPlan stream_plan(std::integer_sequence<int, Ps...>, long long B, long long
            "; -1: register-tile kernels; 0: automatic)");
   }
   int st = static_cast<int>(want_stages);
+  // The output warps refill the stages (lead 0) where the call takes the TMA path: then
+  // 3 stages (below), else 2-3.
+  const bool refill = want_lead <= 0 && tma_likely;
   if (ppr == 0 || st == 0) {
     // Score the candidates: stage bytes per SM, then blocks per SM, then row width.
     long long best = -1;
     int bp = 0, bs = 0;
-    for (int pass = 0; pass < 2 && bp == 0; ++pass) {  // pass 1: 64-byte rows too
+    // pass 0: 3 stages where the output warps refill them, rows of 128 bytes or more;
+    // pass 1: 2-3 stages; pass 2: 64-byte rows too.
+    for (int pass = refill ? 0 : 1; pass < 3 && bp == 0; ++pass) {
       for (int a : avail) {
         if (ppr != 0 && a != ppr) continue;
         // (The backward's stage adds 2 * BT statistics to its tiles: not counted.)
-        if (ppr == 0 && ((pass == 0 && a * 16 < 128) || stage(a) > kStreamStageTarget + 4096))
+        if (ppr == 0 && ((pass < 2 && a * 16 < 128) || stage(a) > kStreamStageTarget + 4096))
           continue;
-        for (int s2 = 2; s2 <= 3; ++s2) {
+        for (int s2 = pass == 0 ? 3 : 2; s2 <= 3; ++s2) {
           if (st != 0 && s2 != st) continue;
           if (!fits(a, s2)) continue;
           const size_t per_block = s2 * stage(a) + fixed + kStreamStaticSmem + 1024;
@@ -268,7 +279,8 @@ StreamPlan stream_plan(std::integer_sequence<int, Ps...>, long long B, long long
            " stages and C = " + std::to_string(C) + " needs more shared memory than a block has");
     return sp;
   }
-  const int lead = want_lead > 0 ? static_cast<int>(want_lead) : 1;
+  // 0: the output warps refill the stages where the TMA copies (the kernel's choice), else 1.
+  const int lead = want_lead > 0 ? static_cast<int>(want_lead) : 0;
   if (lead >= st)
     fail("stream_lead " + std::to_string(lead) + " must be below the stage count " +
          std::to_string(st));
@@ -294,20 +306,12 @@ void with_ppr(std::integer_sequence<int, Ps...>, int ppr, F&& f) {
 // GPU).  The CPU emulator runs blocks one after another, where a block
 // waiting on a later block's tile would wait forever: there one block takes
 // every tile.
-// An integer from the environment (experiment knobs read at every call), or dflt.
-inline int env_int(const char* name, int dflt) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::atoi(v) : dflt;
-}
-
 template <typename K, typename Args>
 void stream_launch(K* kernel_fn, int threads, const StreamPlan& sp, long long ntot, cudaStream_t st,
                    Args& a, const char* op) {
   a.nchunks = 1;
   a.nstages = sp.stages;
   a.lead = sp.lead;
-  a.stagger = env_int("NORMK_CLN_STAGGER", 0);
-  a.refill = env_int("NORMK_CLN_REFILL", 0);
   const void* kernel = reinterpret_cast<const void*>(kernel_fn);
   const int per_sm = blocks_per_sm(kernel, threads, sp.smem);
   if (per_sm < 1)
@@ -480,8 +484,12 @@ template <template <typename> class Cfgs, typename Pprs = StreamPprs, typename C
 void with_cln_path(const Call& c, const char* op, bool bwd, F&& f) {
   dispatch_types(c.dtype, c.param_dtype, op, [&](auto tp) {
     using T = typename decltype(tp)::T;
+    // Whether the call will likely take the TMA path (stream_tma_cbox decides at launch,
+    // from the tile shape and the pointers' alignment too): its plan then has 3 stages.
+    const bool tma_likely = c.stream_tma >= 0 && sizeof(T) <= 4 &&
+                            c.L % PackInfo<T>::V == 0 && tma_supported();
     const StreamPlan sp = stream_plan<T>(Pprs{}, c.B, c.C, c.L, bwd, c.stream_ppr,
-                                         c.stream_stages, c.stream_lead, op);
+                                         c.stream_stages, c.stream_lead, tma_likely, op);
     if (sp.ppr > 0)
       with_ppr(Pprs{}, sp.ppr, [&](auto pc) { f(tp, StreamPath<decltype(pc)::value>{sp, c.stream_tma}); });
     else

@@ -259,8 +259,8 @@ struct Knobs {
 const Knobs kDefault{"default", 0};
 // Small G: several group links, group starts and in-group tiles (G = 1:
 // every tile a group start); the register-tile kernels; forced streaming
-// shapes (PPR 4 / 8 / 16; 2- to 4-deep rings, producer leads 1 to 3) where
-// the shape fits them.
+// shapes (PPR 4 / 8 / 16; 2- to 4-deep rings refilled by the output warps or
+// with producer leads 1 to 3) where the shape fits them.
 const Knobs kSmallG[] = {{"G=3", 3, 0, 0, 0, -1},
                          {"G=1", 1, 0, 0, 0, -1},
                          {"resident", 0, 0, 0, 0, 1},
@@ -268,6 +268,8 @@ const Knobs kSmallG[] = {{"G=3", 3, 0, 0, 0, -1},
                          {"regs G=3", 3, -1},
                          {"ppr=8 S=2 G=2", 2, 8, 2},
                          {"ppr=16 S=4 D=2", 0, 16, 4, 2},
+                         {"ppr=8 S=4 refill G=2", 2, 8, 4},
+                         {"ppr=8 S=3 D=1", 0, 8, 3, 1},
                          {"ppr=4 S=4 D=3 G=3", 3, 4, 4, 3},
                          {"cp.async G=2", 2, 0, 0, 0, -1, -1},
                          {"ppr=8 S=2 cp.async", 0, 8, 2, 0, 0, -1}};

@@ -198,9 +198,8 @@ struct ClnFwdArgs {
   int* gflags;  // [B][ngroups] group prefix ready flags, zeroed before launch
   A* gslots;    // [B][ngroups][kSlotW] group prefixes E_sG
   int nstages, lead;  // streaming kernels (cln_stream.cuh): ring depth S, producer lead D
+                      // (0: the output warps refill the stages where the TMA copies, else D = 1)
   int diag;           // streaming forward: stages left out for timing (wrong outputs if > 0)
-  int stagger;        // streaming kernels, TMA path: first round loaded alone (stream_producer)
-  int refill;         // streaming kernels, TMA path: the output warps refill the stages
   // Streaming kernels, TMA path (tma != 0): boxes of cbox channel rows x BT
   // frames of x and y, tensor maps over (T, C, B).
   int tma, cbox;
@@ -229,7 +228,6 @@ struct ClnBwdArgs {
   int* gflags;
   A* gslots;
   int nstages, lead;  // as in ClnFwdArgs
-  int stagger, refill;  // as in ClnFwdArgs
   // As in ClnFwdArgs; mean and rstd as (T, B) maps with boxes of BT x 1.
   int tma, cbox;
   CUtensorMap tm_x, tm_dy, tm_dx, tm_mean, tm_rstd;

@@ -32,7 +32,8 @@
 //     over (named barrier FULL[s]).
 //   * scan warp (warp 0): the tile's cross-tile prefix and per-frame
 //     statistics (cln_fwd_tile_finish); hands over (READY[s]).
-//   * output warps (1-3): y from the stage; give it back (EMPTY[s]).
+//   * output warps (1-3): y from the stage; refill it (TMA path) or give it
+//     back to the producer (EMPTY[s]); see the ring protocol below.
 //
 // What decided this (H200, bench/results/nvidia-h200-s4-*.log, forward at
 // (16, 512, 4000) fp32 unless said; fraction of copy bandwidth):
@@ -54,16 +55,33 @@
 //   - Ring shape: final-tune-cln-defaults and the notes in
 //     csrc/cln_common.h (stream_plan).
 //
-// Ring protocol (S stages, producer lead D, 1 <= D <= S - 1; the block's
-// k-th tile in stage k % S): the producer's step k waits for tile k's
-// copies, publishes its statistics, arrives at FULL[k % S]; then (k >= D)
-// waits at EMPTY[(k - D) % S] for the output warps to finish tile k - D and
-// refills that stage with tile k + S - D.  So S - 1 - D tiles are in flight
-// while the producer computes, S - D once it has refilled.  The scan warp
-// takes FULL[s] and arrives at READY[s]; the output warps take READY[s] and
-// arrive at EMPTY[s].  Every barrier instance completes before the next one
-// on the same stage starts (each hand-off waits for the previous one), and
-// the producer collects the last EMPTY arrivals before the block exits.
+// Ring protocol (S stages; the block's k-th tile in stage k % S).  The
+// producer's step k waits for tile k's copies, publishes its statistics and
+// arrives at FULL[k % S]; the scan warp takes FULL[s] and arrives at
+// READY[s]; the output warps take READY[s], write the tile out, and the stage
+// is refilled with tile k + S in one of two ways:
+//   * refill by the output warps (the TMA path's default, lead 0): the thread
+//     that stored the tile, once the TMA has read it, loads tile k + S into
+//     the stage itself.  A stage turns around as soon as its tile is written,
+//     whatever the producer is doing: S tiles are in flight or in process.
+//   * producer lead D (1 <= D <= S - 1; the cp.async path, whose copies are
+//     issued by all producer threads, and any forced CLN_STREAM_LEAD): the
+//     output warps arrive at EMPTY[s]; the producer's step k, after the
+//     publication, waits at EMPTY[(k - D) % S] and refills that stage with
+//     tile k + S - D.  So S - 1 - D tiles are in flight while the producer
+//     computes, S - D once it has refilled, and a stage waits for the
+//     producer's statistics of a later tile before it is refilled.
+//   H200, 3 stages refilled by the output warps against the 2-3 stages of
+//   lead 1 the plan took before (two A/B rounds in one call, fraction of copy
+//   bandwidth, fwd / fwd+bwd; bench/results/nvidia-h200-s12d-ab-refill-*.log,
+//   NOTES 15): (4, 256, 16000) fp32 0.62-0.63 / 0.61 -> 0.65 / 0.64, (2, 128,
+//   64000) fp32 0.60 / 0.57 -> 0.63 / 0.60-0.61, bf16 (16, 512, 4000) 0.61-0.62
+//   / 0.55-0.56 -> 0.64 / 0.58, (2, 128, 64000) bf16 0.43-0.44 / 0.40 -> 0.42-0.43
+//   / 0.43; 3 stages with lead 1 gained only in the backward, 4 stages with
+//   the refill lost (0.32-0.62 forward: one block per SM).
+// Every barrier instance completes before the next one on the same stage
+// starts (each hand-off waits for the previous one), and with lead D the
+// producer collects the last EMPTY arrivals before the block exits.
 //
 // No deadlock: a tile waits only on tiles with smaller indices.  Let m be
 // the smallest unfinished tile, the k-th of block b.  b's producer reaches
@@ -249,19 +267,14 @@ __device__ __forceinline__ void stream_tma_store_tile(const T* src, const CUtens
 //   full: nullptr for cp.async copies; the TMA path's per-stage mbarriers
 //         (issue announces and starts the copies; the u-th fill of a stage
 //         completes its phase u)
-//   stagger (TMA path only): issue the block's first tile alone, and its next S - 1 once the
-//         first has landed, so that the grid's first round of tiles lands before the second
-//         round's loads compete with it (every first-round tile waits on the round's others).
-//   refill (TMA path only): the output warps refill each stage as they finish it
-//         (stream_consumer), so the producer neither waits at EMPTY nor refills.
+//   refill: the output warps refill the stages (stream_consumer; TMA path):
+//         the producer neither waits at EMPTY nor refills, and D is unused.
 template <typename R, typename Issue, typename Stats>
 __device__ __forceinline__ void stream_producer(int first, int stride, int ntot, int S, int D,
-                                                mbar_t* full, bool stagger, bool refill,
-                                                Issue&& issue, Stats&& stats) {
-  refill = refill && full;
+                                                mbar_t* full, bool refill, Issue&& issue,
+                                                Stats&& stats) {
   const auto tile_of = [&](int k) { return first + k * stride; };
-  const int s0 = full && stagger ? 1 : S;  // stages filled before the loop
-  for (int s = 0; s < s0; ++s) {
+  for (int s = 0; s < S; ++s) {
     if (tile_of(s) < ntot) issue(s, tile_of(s));
     if (!full) cp_async_commit();  // one group per tile slot, empty or not
   }
@@ -270,9 +283,6 @@ __device__ __forceinline__ void stream_producer(int first, int stride, int ntot,
     const int s = k % S;
     if (full) {
       mbar_wait(&full[s], static_cast<unsigned>(k / S) & 1u);  // tile k has landed
-      if (k == 0)
-        for (int s2 = s0; s2 < S; ++s2)
-          if (tile_of(s2) < ntot) issue(s2, tile_of(s2));
     } else {
       // Groups committed so far: S + max(0, k - D), tile k being group k.
       cp_async_wait_depth(k < D ? S - 1 - k : S - 1 - D);
@@ -400,7 +410,7 @@ __global__ void __launch_bounds__(R::kThreads, stream_fwd_min_blocks<T, R>())
     stream_tma_load_tile(ring + s * tile_elems, &args.tm_x, &s_full[s], C, args.cbox, BT,
                          (tile / args.B) * BT, tile % args.B);
   };
-  const bool refill = tma && args.refill != 0;
+  const bool refill = tma && args.lead == 0;  // lead 0: the output warps refill
 
   if (tid >= R::kCons) {  // ---- producer ----
     const int h = tid - R::kCons;
@@ -458,8 +468,8 @@ __global__ void __launch_bounds__(R::kThreads, stream_fwd_min_blocks<T, R>())
       named_barrier(kBarProd, R::kProd);
       if (h < 32) cln_fwd_tile_publish<G>(args, tile, s_mu[s], s_m2[s]);
     };
-    stream_producer<R>(blockIdx.x, gridDim.x, ntot, S, args.lead, tma ? s_full : nullptr,
-                    args.stagger != 0, refill, issue, stats);
+    stream_producer<R>(blockIdx.x, gridDim.x, ntot, S, args.lead > 0 ? args.lead : 1,
+                       tma ? s_full : nullptr, refill, issue, stats);
     return;
   }
 
@@ -538,10 +548,10 @@ __global__ void __launch_bounds__(R::kThreads, stream_fwd_min_blocks<T, R>())
 // Stage layout: [x: C*BT T][dy: C*BT T][mean: BT A][rstd: BT A] (see
 // stream_stage_bytes).
 
-// The 256-thread fp32 kernel at 3 blocks per SM (<= 80 registers: it took 77-80 unbounded,
-// until the TMA loads moved out of the producer's lambda for the output warps' refills took
-// it to 85-95, which would have left room for 2 blocks in the 3-block plans, e.g. (2, 128,
-// 64000) fp32); 16-bit types take 95 (2 blocks), fp64 72-82.
+// The 256-thread fp32 kernel bounded to 3 blocks per SM (<= 80 registers), as the
+// forward's: since the output warps refill the stages ptxas takes 80-90 unbounded (90 at
+// PPR 4, which would leave room for 2 blocks of a 3-block plan); bounded, 72, no spills.
+// 16-bit types take 95 (2 blocks), fp64 72.
 template <typename T, typename R>
 constexpr int stream_bwd_min_blocks() {
   return R::kThreads == StreamRolesStd::kThreads && sizeof(T) == 4 ? kStreamMaxBlocksPerSm : 1;
@@ -591,7 +601,7 @@ __global__ void __launch_bounds__(R::kThreads, stream_bwd_min_blocks<T, R>())
     tma_load_2d(stage_mr(s), &args.tm_mean, t0, b, bar);
     tma_load_2d(stage_mr(s) + BT, &args.tm_rstd, t0, b, bar);
   };
-  const bool refill = tma && args.refill != 0;
+  const bool refill = tma && args.lead == 0;  // lead 0: the output warps refill
 
   if (tid >= R::kCons) {  // ---- producer ----
     const int h = tid - R::kCons;
@@ -688,8 +698,8 @@ __global__ void __launch_bounds__(R::kThreads, stream_bwd_min_blocks<T, R>())
       named_barrier(kBarProd, R::kProd);
       if (h < 32) cln_bwd_tile_publish<G>(args, tile, s_abc[s]);
     };
-    stream_producer<R>(blockIdx.x, gridDim.x, ntot, S, args.lead, tma ? s_full : nullptr,
-                    args.stagger != 0, refill, issue, stats);
+    stream_producer<R>(blockIdx.x, gridDim.x, ntot, S, args.lead > 0 ? args.lead : 1,
+                       tma ? s_full : nullptr, refill, issue, stats);
     return;
   }
 
