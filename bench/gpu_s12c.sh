@@ -4,6 +4,7 @@
 # the default, checked and timed by bench.tune; then the diagnostic levels
 # (bench/results/nvidia-h200-s12c-*.log; NOTES 15).
 #   OUT=out bash bench/gpu_s12c.sh
+# Runs at commit ba40d24 only: its experiment knobs and tune variants were removed after it.
 set -uo pipefail
 source bench/gpu_env.sh
 V="default,stagger,refill,refill stagger,refill S3,refill ppr8 S3"

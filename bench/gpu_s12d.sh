@@ -3,6 +3,7 @@
 # 3 stages without it, the sweep run twice in one call (bench/results/nvidia-h200-s12d-*.log;
 # NOTES 15).
 #   OUT=out bash bench/gpu_s12d.sh
+# Runs at commit ba40d24 only: its experiment knobs and tune variants were removed after it.
 set -uo pipefail
 source bench/gpu_env.sh
 for r in 1 2; do
