@@ -44,7 +44,8 @@ struct ClnFwdCall {
   // Kernel family and its shape (include/cln_stream.cuh; kernels.py's
   // CLN_STREAM_PPR / CLN_STREAM_STAGES): stream_ppr -1 = the register-tile
   // kernels, 0 = automatic, else the 16-byte packs per tile row of the
-  // streaming kernel; stream_stages / stream_lead 0 = automatic, else its
+  // streaming kernel; stream_stages / stream_lead 0 = automatic (the lead:
+  // the output warps refill the stages on the TMA path, else 1), else its
   // ring depth S / its producer's lead D.
   int64_t stream_ppr = 0;
   int64_t stream_stages = 0;
