@@ -85,8 +85,9 @@
 //
 // No deadlock: a tile waits only on tiles with smaller indices.  Let m be
 // the smallest unfinished tile, the k-th of block b.  b's producer reaches
-// step k (its EMPTY waits are for b's tiles before m, finished), m's
-// statistics are published, all tiles before m are published, so b's scan
+// step k and m's copies land (its EMPTY waits, or with the output warps'
+// refill the load of m that they issue, depend on b's tiles before m,
+// finished), m's statistics are published, all tiles before m are published, so b's scan
 // warp and output warps finish m.  This needs every block resident, which
 // the cooperative launch guarantees (or refuses with
 // cudaErrorCooperativeLaunchTooLarge instead of hanging, e.g. when MPS or
