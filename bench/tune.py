@@ -75,10 +75,10 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "ppr8 S4": {"CLN_STREAM_PPR": 8, "CLN_STREAM_STAGES": 4},
         "ppr16 S4": {"CLN_STREAM_PPR": 16, "CLN_STREAM_STAGES": 4},
         # The ring refilled by the producer with lead 1 (the protocol before the output
-        # warps' refill, which the automatic lead takes on the TMA path), at 2 and 3 stages.
+        # warps' refill, which the automatic lead takes on the TMA path: "S2" and "S3" above
+        # are the refill at 2 and 3 stages there), automatic and at 2 stages.
         "D1": {"CLN_STREAM_LEAD": 1},
         "D1 S2": {"CLN_STREAM_LEAD": 1, "CLN_STREAM_STAGES": 2},
-        "refill S2": {"CLN_STREAM_STAGES": 2},
     },
 }
 SEED_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
