@@ -20,18 +20,11 @@ import sys
 
 import torch
 
-from bench.timing import copy_bandwidth, side_stream, time_steps
+from bench.timing import copy_bandwidth
+from bench.tune import t_ms
 
 SHAPES = [(16, 512, 4000), (4, 256, 16000), (2, 128, 64000)]
 COPIES = 4
-
-
-def t_us(steps: list) -> float:
-    dev = torch.device("cuda")
-    with side_stream(dev):
-        for s in steps:
-            s()
-        return time_steps(steps, dev, budget_s=0.2, cuda_graph=True).median_us
 
 
 def main() -> int:
@@ -55,7 +48,7 @@ def main() -> int:
             }
             for name, steps in cases.items():
                 with torch.no_grad():
-                    us = t_us(steps)
+                    us = t_ms(*steps, budget_s=0.2) * 1e3
                 frac = nbytes / (us * 1e-6) / bw
                 print(
                     f"{str(shape):18s} {str(dtype)[6:]:9s} {name:14s} {us:8.1f} us  {frac:5.2f}",

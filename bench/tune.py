@@ -128,12 +128,14 @@ def knobs(mod: ModuleType, kw: dict[str, object]) -> Iterator[None]:
             setattr(mod, k, v)
 
 
-def t_ms(fn: Callable[[], object]) -> float:
-    """Median GPU time of one call (CUDA-graph replay: no host launch overhead)."""
+def t_ms(*steps: Callable[[], object], budget_s: float = 0.15) -> float:
+    """Median GPU time of one call, rotating over ``steps`` (e.g. one per input copy)
+    (CUDA-graph replay: no host launch overhead)."""
     dev = torch.device("cuda")
     with side_stream(dev):
-        fn()
-        return time_steps([fn], dev, budget_s=0.15, cuda_graph=True).median_us / 1e3
+        for step in steps:
+            step()
+        return time_steps(list(steps), dev, budget_s=budget_s, cuda_graph=True).median_us / 1e3
 
 
 def case(backend: str, op: str, shape, dtype, mode) -> tuple[float, int]:
