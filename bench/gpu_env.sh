@@ -28,3 +28,21 @@ gpu_test_all() {
     timeout -s KILL ${T_TESTS:-330} make test-all PY=python3 > "$OUT/test-all.log" 2>&1
   echo "test-all rc=$?"; tail -3 "$OUT/test-all.log"
 }
+
+# The cLN of both compiled backends with eager and torch.compile in one run (CUDA graphs) at the
+# target and seed shapes, into $OUT (the final calls' benchmark); $1: the time limit in seconds
+# unless T_BENCH is set.
+gpu_bench_cln() {
+  timeout -s KILL ${T_BENCH:-$1} python3 -m bench --op cln --backend triton,cuda_ext \
+    --peers eager,compile --mode fwd,fwd_bwd --dtype fp32,bf16 \
+    --shapes 16x512x4000,4x256x16000,2x128x64000,80x64x301 --cuda-graph all --budget 0.15 \
+    --out "$OUT" --tag cln-peers > "$OUT/bench-cln.log" 2>&1
+  echo "cln bench rc=$?"; tail -45 "$OUT/bench-cln.log"
+}
+
+# The same-size copy of each cLN target and the long sequence (bench.tune --quick); $1: the time
+# limit in seconds unless T_LONG is set.
+gpu_copy_long() {
+  timeout -s KILL ${T_LONG:-$1} python3 -m bench.tune --backend cuda_ext,triton --ops cln \
+    --quick --parts copy,long > "$OUT/tune-copy-long.log" 2>&1; cat "$OUT/tune-copy-long.log"
+}

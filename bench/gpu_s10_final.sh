@@ -13,12 +13,7 @@ case "${1:-tests}" in
     T_TESTS=${T_TESTS:-440} gpu_test_all
     ;;
   bench)
-    timeout -s KILL ${T_BENCH:-270} python3 -m bench --op cln --backend triton,cuda_ext \
-      --peers eager,compile --mode fwd,fwd_bwd --dtype fp32,bf16 \
-      --shapes 16x512x4000,4x256x16000,2x128x64000,80x64x301 --cuda-graph all --budget 0.15 \
-      --out "$OUT" --tag cln-peers > "$OUT/bench-cln.log" 2>&1
-    echo "cln bench rc=$?"; tail -45 "$OUT/bench-cln.log"
-    timeout -s KILL ${T_LONG:-60} python3 -m bench.tune --backend cuda_ext,triton --ops cln \
-      --quick --parts copy,long > "$OUT/tune-copy-long.log" 2>&1; cat "$OUT/tune-copy-long.log"
+    gpu_bench_cln 270
+    gpu_copy_long 60
     ;;
 esac

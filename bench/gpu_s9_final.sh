@@ -15,17 +15,12 @@ case "${1:-tests}" in
       --parts shapes,long > "$OUT/tune-cln-defaults.log" 2>&1; cat "$OUT/tune-cln-defaults.log"
     ;;
   bench)
-    timeout -s KILL ${T_BENCH:-250} python3 -m bench --op cln --backend triton,cuda_ext \
-      --peers eager,compile --mode fwd,fwd_bwd --dtype fp32,bf16 \
-      --shapes 16x512x4000,4x256x16000,2x128x64000,80x64x301 --cuda-graph all --budget 0.15 \
-      --out "$OUT" --tag cln-peers > "$OUT/bench-cln.log" 2>&1
-    echo "cln bench rc=$?"; tail -45 "$OUT/bench-cln.log"
+    gpu_bench_cln 250
     timeout -s KILL ${T_RMS:-200} python3 -m bench --op rmsnorm --backend triton,cuda_ext \
       --peers F.rms_norm,liger --mode fwd,fwd_bwd --dtype bf16,fp32 \
       --shapes 2048x4096,32768x4096,16384x8192 --cuda-graph all --budget 0.15 \
       --out "$OUT" --tag rms-peers > "$OUT/bench-rms.log" 2>&1
     echo "rms bench rc=$?"; tail -30 "$OUT/bench-rms.log"
-    timeout -s KILL ${T_LONG:-50} python3 -m bench.tune --backend cuda_ext,triton --ops cln \
-      --quick --parts copy,long > "$OUT/tune-copy-long.log" 2>&1; cat "$OUT/tune-copy-long.log"
+    gpu_copy_long 50
     ;;
 esac
