@@ -270,10 +270,12 @@ __device__ __forceinline__ void stream_tma_store_tile(const T* src, const CUtens
 //         completes its phase u)
 //   refill: the output warps refill the stages (stream_consumer; TMA path):
 //         the producer neither waits at EMPTY nor refills, and D is unused.
+//   D: the lead (the call's; 0, the automatic lead, is 1 where the producer refills).
 template <typename R, typename Issue, typename Stats>
 __device__ __forceinline__ void stream_producer(int first, int stride, int ntot, int S, int D,
                                                 mbar_t* full, bool refill, Issue&& issue,
                                                 Stats&& stats) {
+  if (D < 1) D = 1;
   const auto tile_of = [&](int k) { return first + k * stride; };
   for (int s = 0; s < S; ++s) {
     if (tile_of(s) < ntot) issue(s, tile_of(s));
@@ -469,8 +471,8 @@ __global__ void __launch_bounds__(R::kThreads, stream_fwd_min_blocks<T, R>())
       named_barrier(kBarProd, R::kProd);
       if (h < 32) cln_fwd_tile_publish<G>(args, tile, s_mu[s], s_m2[s]);
     };
-    stream_producer<R>(blockIdx.x, gridDim.x, ntot, S, args.lead > 0 ? args.lead : 1,
-                       tma ? s_full : nullptr, refill, issue, stats);
+    stream_producer<R>(blockIdx.x, gridDim.x, ntot, S, args.lead, tma ? s_full : nullptr,
+                       refill, issue, stats);
     return;
   }
 
@@ -699,8 +701,8 @@ __global__ void __launch_bounds__(R::kThreads, stream_bwd_min_blocks<T, R>())
       named_barrier(kBarProd, R::kProd);
       if (h < 32) cln_bwd_tile_publish<G>(args, tile, s_abc[s]);
     };
-    stream_producer<R>(blockIdx.x, gridDim.x, ntot, S, args.lead > 0 ? args.lead : 1,
-                       tma ? s_full : nullptr, refill, issue, stats);
+    stream_producer<R>(blockIdx.x, gridDim.x, ntot, S, args.lead, tma ? s_full : nullptr,
+                       refill, issue, stats);
     return;
   }
 
