@@ -46,6 +46,14 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "fwd16 ept64 nreg128": {"CLN_FWD_EPT_16BIT": 64, "CLN_FWD_MAXNREG_16BIT": 128},
         "bwd ept32 nreg128": {"CLN_BWD_EPT": 32, "CLN_BWD_MAXNREG": 128},
         "group256": {"CLN_GROUP": 256, "CLN_CHUNK": 256},
+        # 16-bit tiles held as packed words (the default) against float32 register tiles, and
+        # the register caps of the packed kernels (ptxas, sm_90: the forward needs 168 without
+        # spills, the backward 184; 168 fits 3 backward programs per SM, 184 two).
+        "no pairs": {"CLN_FWD_PAIRS": False, "CLN_BWD_PAIRS": False},
+        "pairs nreg144/184": {"CLN_FWD_MAXNREG_PAIRS": 144, "CLN_BWD_MAXNREG_PAIRS": 184},
+        "pairs no cap": {"CLN_FWD_MAXNREG_PAIRS": None, "CLN_BWD_MAXNREG_PAIRS": None},
+        # fp32: 128 values per thread capped at 200 registers (5 programs per SM, not 4).
+        "fwd ept128 nreg200": {"CLN_FWD_EPT": 128, "CLN_FWD_MAXNREG": 200},
     },
     "cuda_ext": {
         "default": {},

@@ -97,11 +97,24 @@ KERNELS = [("_cln_fwd_kernel", FWD_FLAGS), ("_cln_bwd_kernel", BWD_FLAGS)]
 def test_cln_kernels_compile(kernel, flags, ints):
     one = ints["C"] == 1
     tile = dict(BLOCK_C=2 if one else 512, BT=2 if one else 16, NUM_CB=1, SCR_OFF=16)
-    prefix = dict(G=128, CHUNK=128, RUN=4)
+    prefix = dict(G=128, CHUNK=128, RUN=4, PAIRS=0, ASM=False)
     const = {**flags, **tile, **prefix}
     if kernel == "_cln_fwd_kernel":
         const["ABLATE"] = 0
     _compile(kernel, ints, const, num_warps=4)
+
+
+@pytest.mark.parametrize("dtype, pairs", [("bf16", 1), ("fp16", 2)])
+@pytest.mark.parametrize("kernel, flags", KERNELS, ids=["fwd", "bwd"])
+def test_cln_kernels_compile_pairs(kernel, flags, dtype, pairs):
+    """The packed 16-bit tiles with their inline PTX (GPU only: the interpreter runs the same
+    code without it, ``ASM=False``) at a target shape's tile."""
+    ints = {"B": 2, "C": 128, "T": 64000, "NTB": 1000, "NG": 8}
+    tile = dict(BLOCK_C=128, BT=64, NUM_CB=1, SCR_OFF=16)
+    const = {**flags, **tile, "G": 128, "CHUNK": 128, "RUN": 1, "PAIRS": pairs, "ASM": True}
+    if kernel == "_cln_fwd_kernel":
+        const["ABLATE"] = 0
+    _compile(kernel, ints, const, num_warps=2 if kernel == "_cln_fwd_kernel" else 4, dtype=dtype)
 
 
 # sm_90: at most 227 KiB of shared memory per block.

@@ -74,3 +74,24 @@ def test_schedule_causal(tdevice, name):
     shape = (2, 9, 60)
     with schedule(name):
         harness.check_cln_causal("triton", tdevice, shape, torch.float32)
+
+
+# 16-bit tiles held as int32 words of two frames (CLN_*_PAIRS: T % 16 == 0), against the
+# plain tiles: every channel and frame position, a partial last tile, the state in and out.
+PAIRS = {
+    "pairs": {"CLN_FWD_PAIRS": True, "CLN_BWD_PAIRS": True},
+    "no-pairs": {"CLN_FWD_PAIRS": False, "CLN_BWD_PAIRS": False},
+}
+
+
+@pytest.mark.parametrize("pairs", list(PAIRS))
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("shape", [(2, 12, 96), (1, 5, 208)], ids=str)
+def test_pairs_16bit(tdevice, pairs, dtype, shape):
+    from backends.triton import kernels as K
+    from bench.tune import knobs
+
+    with schedule("groups2-chunk2"), knobs(K, PAIRS[pairs]):
+        harness.check_cln_forward("triton", tdevice, shape, dtype, True)
+        harness.check_cln_backward("triton", tdevice, shape, dtype, True)
+        harness.check_cln_streaming("triton", tdevice, shape, dtype)

@@ -8,6 +8,9 @@ scans them over the frames with the Chan combine (``tl.associative_scan``), publ
 aggregate, gets the exclusive prefix of the earlier tiles of the same sequence (below), and
 then writes ``y``/``mean``/``rstd`` from the registers.
 ``x`` is read once and ``y`` written once, which is what the bandwidth target requires.
+16-bit tiles stay in registers as int32 words of two frames, unpacked at each use
+(``CLN_FWD_PAIRS``): these kernels are bound by the tile bytes resident per SM, and a float32
+copy of a bf16 tile holds half the bytes per register.
 
 Why the tile id comes from a ticket (an atomic counter) rather than ``program_id``: a program
 only ever waits on tiles with a smaller ticket, and a ticket is taken only by a program that
@@ -104,6 +107,15 @@ CLN_FWD_EPT = 64
 #: at (2, 128, 64000) bf16, 0.45 -> 0.46 at (16, 512, 4000); fp32 gained nothing).
 CLN_FWD_EPT_16BIT = 128
 CLN_FWD_MAXNREG_16BIT: int | None = None
+#: 16-bit tiles held as int32 words of two frames (``PAIRS``; T % 16 == 0, one channel block)
+#: and unpacked at each use by inline PTX that the compiler cannot merge, so that no float32
+#: copy of the tile stays live across the prefix wait: the forward's program of 2 warps (128
+#: values per thread) then needs 168 registers without spills (ptxas, sm_90) instead of 208,
+#: 6 programs per SM instead of 4.  H200, bf16 forward, fraction of copy bandwidth: 0.46 ->
+#: 0.53 at (16, 512, 4000), 0.42 -> 0.45 at (4, 256, 16000), 0.42 -> 0.44 at (2, 128, 64000);
+#: uncapped (ptxas takes 255) 0.41-0.46 (bench/results/nvidia-h200-s13-tune-pairs.log).
+CLN_FWD_PAIRS = True
+CLN_FWD_MAXNREG_PAIRS: int | None = 168
 #: Backward (x and dy per thread): 64 elements each with no register cap (1-2 CTAs per SM)
 #: against 32 capped at 128 registers (spilling 60-250 B): fwd+bwd 0.45 -> 0.51 of copy
 #: bandwidth at (2, 128, 64000) fp32, 0.25 -> 0.30 bf16 (H200, bench/tune.py "ept128").
@@ -114,6 +126,13 @@ CLN_EPT_UNALIGNED = 16
 #: 128 fit without spills.
 CLN_FWD_MAXNREG: int | None = 128
 CLN_BWD_MAXNREG: int | None = None
+#: The backward's x and dy as packed words (see ``CLN_FWD_PAIRS``): 184 registers without
+#: spills (2 programs of 4 warps per SM, as the float32 tiles' 254), or 168 with 80 B spilled
+#: (3 programs).  bf16 fwd+bwd with the packed forward, no pairs / 168 / 184: 0.35 / 0.34 /
+#: 0.36 at (16, 512, 4000), 0.29 / 0.30 / 0.29 at (4, 256, 16000), 0.28 / 0.31 / 0.29 at
+#: (2, 128, 64000) (same log).
+CLN_BWD_PAIRS = True
+CLN_BWD_MAXNREG_PAIRS: int | None = 168
 #: Unaligned T (no vector loads): the forward at 64 registers spills 24-56 B but doubles the
 #: resident CTAs, which puts the (80, 64, 301) seed (400 tiles) in a single wave.
 CLN_FWD_MAXNREG_UNALIGNED: int | None = 64
@@ -354,6 +373,72 @@ def _cblock(cb, offs_c, offs_t, tmask, C, T, BLOCK_C: tl.constexpr):
 
 
 @triton.jit
+def _unpair(w, ASM: tl.constexpr):
+    """int32 words of two 16-bit values (bf16 or fp16, by ``w``'s source) -> float32 (lo, hi).
+
+    ``ASM``: through inline PTX that is not pure, so that the compiler neither merges two
+    unpackings of the same words nor keeps one's float32 result alive for another's uses:
+    the tile then stays in registers as packed words (half the registers of float32).
+    """
+    if ASM:
+        lo, hi = tl.inline_asm_elementwise(
+            "shl.b32 $0, $2, 16;\n\tand.b32 $1, $2, -65536;",
+            "=r,=r,r",
+            [w],
+            dtype=(tl.int32, tl.int32),
+            is_pure=False,
+            pack=1,
+        )
+    else:
+        lo = w << 16
+        hi = w & -65536
+    return lo.to(tl.float32, bitcast=True), hi.to(tl.float32, bitcast=True)
+
+
+@triton.jit
+def _unpair_h(w, ASM: tl.constexpr):
+    """The fp16 form of ``_unpair``."""
+    if ASM:
+        lo, hi = tl.inline_asm_elementwise(
+            "{\n\t.reg .b16 l, h;\n\tmov.b32 {l, h}, $2;\n\tcvt.f32.f16 $0, l;\n\t"
+            "cvt.f32.f16 $1, h;\n\t}",
+            "=f,=f,r",
+            [w],
+            dtype=(tl.float32, tl.float32),
+            is_pure=False,
+            pack=1,
+        )
+    else:
+        lo = (w & 0xFFFF).to(tl.int16).to(tl.float16, bitcast=True).to(tl.float32)
+        hi = (w >> 16).to(tl.int16).to(tl.float16, bitcast=True).to(tl.float32)
+    return lo, hi
+
+
+@triton.jit
+def _unpack_tile(w, HALF: tl.constexpr, ASM: tl.constexpr):
+    """Words (BLOCK_C, BT/2) -> the tile (BLOCK_C, BT) in float32, frames in order."""
+    if HALF == 1:
+        lo, hi = _unpair(w, ASM)
+    else:
+        lo, hi = _unpair_h(w, ASM)
+    return tl.interleave(lo, hi)
+
+
+@triton.jit
+def _pack_tile(y, HALF: tl.constexpr):
+    """The tile (BLOCK_C, BT) in float32 -> words (BLOCK_C, BT/2) of two rounded 16-bit
+    values."""
+    lo, hi = tl.split(tl.reshape(y, (y.shape[0], y.shape[1] // 2, 2)))
+    if HALF == 1:
+        lo = lo.to(tl.bfloat16).to(tl.int16, bitcast=True)
+        hi = hi.to(tl.bfloat16).to(tl.int16, bitcast=True)
+    else:
+        lo = lo.to(tl.float16).to(tl.int16, bitcast=True)
+        hi = hi.to(tl.float16).to(tl.int16, bitcast=True)
+    return (lo.to(tl.int32) & 0xFFFF) | (hi.to(tl.int32) << 16)
+
+
+@triton.jit
 def _cln_fwd_kernel(
     x_ptr,
     y_ptr,
@@ -383,6 +468,8 @@ def _cln_fwd_kernel(
     CHUNK: tl.constexpr,
     RUN: tl.constexpr,
     ABLATE: tl.constexpr,
+    PAIRS: tl.constexpr,
+    ASM: tl.constexpr,
 ):
     b, i, j = _ticket(scr_ptr, B, NTB, False, RUN)
     t_ptr = scr_ptr + SCR_OFF + b * NTB  # this sequence's tile aggregate words
@@ -407,13 +494,24 @@ def _cln_fwd_kernel(
     # ---- per-frame statistics (n, mean, M2) of this tile ------------------------------
     if NUM_CB == 1:
         cc, cmask, mask, offs = _cblock(0, offs_c, offs_t, tmask, C, T, BLOCK_C)
-        x = tl.load(x_base + offs, mask=mask, other=0.0).to(tl.float32)
         fn = tl.where(tmask, C, 0).to(tl.float32)
+        if PAIRS != 0:
+            # 16-bit x as int32 words of two frames (T even), held packed until the output.
+            offs_w = i * (BT // 2) + tl.arange(0, BT // 2)
+            wmask = cmask[:, None] & (offs_w < T // 2)[None, :]
+            woffs = offs_c[:, None] * (T // 2) + offs_w[None, :]
+            xw_base = x_base.to(tl.pointer_type(tl.int32), bitcast=True)
+            xw = tl.load(xw_base + woffs, mask=wmask, other=0)
+            x = _unpack_tile(xw, PAIRS, False)
+        else:
+            x = tl.load(x_base + offs, mask=mask, other=0.0).to(tl.float32)
         if ABLATE >= 2:
             fm = tl.zeros([BT], tl.float32)
             fM = fn
         else:
             fm = tl.sum(x, axis=0) / C
+            if PAIRS != 0:
+                x = _unpack_tile(xw, PAIRS, ASM)
             xc = tl.where(mask, x - fm[None, :], 0.0)
             fM = tl.sum(xc * xc, axis=0)
     else:
@@ -459,10 +557,12 @@ def _cln_fwd_kernel(
     tl.store(rstd_ptr + st_offs, r_t, mask=tmask)
     for cb in range(NUM_CB):
         cc, cmask, mask, offs = _cblock(cb, offs_c, offs_t, tmask, C, T, BLOCK_C)
-        if NUM_CB == 1:
-            xb = x  # the tile is still in registers
-        else:
+        if NUM_CB != 1:
             xb = tl.load(x_base + offs, mask=mask, other=0.0).to(tl.float32)
+        elif PAIRS != 0:
+            xb = _unpack_tile(xw, PAIRS, ASM)  # the tile is still in registers, packed
+        else:
+            xb = x  # the tile is still in registers
         out = (xb - m_t[None, :]) * r_t[None, :]
         if HAS_GAMMA:
             gam = tl.load(gamma_ptr + cc, mask=cmask, other=0.0).to(tl.float32)
@@ -470,7 +570,11 @@ def _cln_fwd_kernel(
         if HAS_BETA:
             bet = tl.load(beta_ptr + cc, mask=cmask, other=0.0).to(tl.float32)
             out = out + bet[:, None]
-        tl.store(y_base + offs, out.to(y_ptr.dtype.element_ty), mask=mask)
+        if NUM_CB == 1 and PAIRS != 0:
+            yw_base = y_base.to(tl.pointer_type(tl.int32), bitcast=True)
+            tl.store(yw_base + woffs, _pack_tile(out, PAIRS), mask=wmask)
+        else:
+            tl.store(y_base + offs, out.to(y_ptr.dtype.element_ty), mask=mask)
 
 
 # ============================================================================================
@@ -554,6 +658,8 @@ def _cln_bwd_kernel(
     G: tl.constexpr,
     CHUNK: tl.constexpr,
     RUN: tl.constexpr,
+    PAIRS: tl.constexpr,
+    ASM: tl.constexpr,
 ):
     # Tickets from the last tile backwards: a tile waits only on later tiles (smaller tickets).
     b, i, j = _ticket(scr_ptr, B, NTB, True, RUN)
@@ -582,22 +688,50 @@ def _cln_bwd_kernel(
     # ---- per-frame G1 = sum_c g, G2 = sum_c g*xhat (+ dgamma/dbeta partials) -----------
     if NUM_CB == 1:
         cc, cmask, mask, offs = _cblock(0, offs_c, offs_t, tmask, C, T, BLOCK_C)
-        x = tl.load(x_base + offs, mask=mask, other=0.0).to(tl.float32)
-        dy = tl.load(dy_base + offs, mask=mask, other=0.0).to(tl.float32)
-        # One tile-sized temporary u = dy*(x-mu): G2 = r*sum_c gamma*u and the dgamma partial
-        # sum_t u*r both come from it, so only x, dy and u are live at the peak (registers).
-        u = dy * (x - mu[None, :])
-        if HAS_GAMMA:
-            gam = tl.load(gamma_ptr + offs_c, mask=cmask, other=0.0).to(tl.float32)
-            G1 = tl.sum(dy * gam[:, None], axis=0)
-            G2 = r * tl.sum(u * gam[:, None], axis=0)
+        if PAIRS != 0:
+            # 16-bit x and dy as int32 words of two frames, held packed until dx (see the
+            # forward).
+            offs_w = i * (BT // 2) + tl.arange(0, BT // 2)
+            wmask = cmask[:, None] & (offs_w < T // 2)[None, :]
+            woffs = offs_c[:, None] * (T // 2) + offs_w[None, :]
+            xw = tl.load(x_base.to(tl.pointer_type(tl.int32), bitcast=True) + woffs, mask=wmask,
+                         other=0)
+            dyw = tl.load(dy_base.to(tl.pointer_type(tl.int32), bitcast=True) + woffs,
+                          mask=wmask, other=0)
+            # dy's sums first, then u from fresh unpackings: at most one float32 tile is live
+            # beside the words.
+            dy = _unpack_tile(dyw, PAIRS, False)
+            if HAS_GAMMA:
+                gam = tl.load(gamma_ptr + offs_c, mask=cmask, other=0.0).to(tl.float32)
+                G1 = tl.sum(dy * gam[:, None], axis=0)
+            else:
+                G1 = tl.sum(dy, axis=0)
+            if HAS_DB:
+                tl.store(dbp_ptr + tile * C + offs_c, tl.sum(dy, axis=1), mask=cmask)
+            u = _unpack_tile(dyw, PAIRS, ASM) * (_unpack_tile(xw, PAIRS, ASM) - mu[None, :])
+            if HAS_GAMMA:
+                G2 = r * tl.sum(u * gam[:, None], axis=0)
+            else:
+                G2 = r * tl.sum(u, axis=0)
+            if HAS_DG:
+                tl.store(dgp_ptr + tile * C + offs_c, tl.sum(u * r[None, :], axis=1), mask=cmask)
         else:
-            G1 = tl.sum(dy, axis=0)
-            G2 = r * tl.sum(u, axis=0)
-        if HAS_DG:
-            tl.store(dgp_ptr + tile * C + offs_c, tl.sum(u * r[None, :], axis=1), mask=cmask)
-        if HAS_DB:
-            tl.store(dbp_ptr + tile * C + offs_c, tl.sum(dy, axis=1), mask=cmask)
+            x = tl.load(x_base + offs, mask=mask, other=0.0).to(tl.float32)
+            dy = tl.load(dy_base + offs, mask=mask, other=0.0).to(tl.float32)
+            # One tile-sized temporary u = dy*(x-mu): G2 = r*sum_c gamma*u and the dgamma
+            # partial sum_t u*r both come from it, so only x, dy and u are live at the peak.
+            u = dy * (x - mu[None, :])
+            if HAS_GAMMA:
+                gam = tl.load(gamma_ptr + offs_c, mask=cmask, other=0.0).to(tl.float32)
+                G1 = tl.sum(dy * gam[:, None], axis=0)
+                G2 = r * tl.sum(u * gam[:, None], axis=0)
+            else:
+                G1 = tl.sum(dy, axis=0)
+                G2 = r * tl.sum(u, axis=0)
+            if HAS_DG:
+                tl.store(dgp_ptr + tile * C + offs_c, tl.sum(u * r[None, :], axis=1), mask=cmask)
+            if HAS_DB:
+                tl.store(dbp_ptr + tile * C + offs_c, tl.sum(dy, axis=1), mask=cmask)
     else:
         G1 = tl.zeros([BT], tl.float32)
         G2 = tl.zeros([BT], tl.float32)
@@ -637,7 +771,10 @@ def _cln_bwd_kernel(
     # ---- dx = r*g - S_a - (x-K)*S_b + P ------------------------------------------------
     for cb in range(NUM_CB):
         cc, cmask, mask, offs = _cblock(cb, offs_c, offs_t, tmask, C, T, BLOCK_C)
-        if NUM_CB == 1:
+        if NUM_CB == 1 and PAIRS != 0:
+            xb = _unpack_tile(xw, PAIRS, ASM)  # still in registers, packed
+            dyb = _unpack_tile(dyw, PAIRS, ASM)
+        elif NUM_CB == 1:
             xb = x  # still in registers
             dyb = dy
         else:
@@ -650,7 +787,11 @@ def _cln_bwd_kernel(
             gb = dyb
         dx = r[None, :] * gb - Sa[None, :] - (xb - K) * Sb[None, :]
         dx = dx + P[None, :]
-        tl.store(dx_base + offs, dx.to(dx_ptr.dtype.element_ty), mask=mask)
+        if NUM_CB == 1 and PAIRS != 0:
+            dxw_base = dx_base.to(tl.pointer_type(tl.int32), bitcast=True)
+            tl.store(dxw_base + woffs, _pack_tile(dx, PAIRS), mask=wmask)
+        else:
+            tl.store(dx_base + offs, dx.to(dx_ptr.dtype.element_ty), mask=mask)
 
 
 # ============================================================================================
@@ -730,6 +871,16 @@ class _ClnPlan(NamedTuple):
     chunk: int  # group words per vector round
 
 
+def _pairs(x: Tensor, forward: bool) -> int:
+    """``PAIRS`` of a 16-bit tile: 1 bf16, 2 fp16; 0 = not packed (other dtypes, the knob
+    off, or T % 16 != 0: no vector loads there, and the launch takes its own register cap).
+    Channel blocks (NUM_CB > 1) re-read the tile and ignore it."""
+    knob = CLN_FWD_PAIRS if forward else CLN_BWD_PAIRS
+    if not knob or x.shape[-1] % 16:
+        return 0
+    return {torch.bfloat16: 1, torch.float16: 2}.get(x.dtype, 0)
+
+
 def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
     """The forward's or the backward's launch plan for ``x`` (one rule, two sets of knobs)."""
     B, C, T = x.shape
@@ -738,8 +889,12 @@ def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
     if forward:
         ept = CLN_FWD_EPT_16BIT if half else CLN_FWD_EPT
         maxnreg = CLN_FWD_MAXNREG_16BIT if half else CLN_FWD_MAXNREG
+        if _pairs(x, forward):
+            maxnreg = CLN_FWD_MAXNREG_PAIRS
     else:
         ept, maxnreg = CLN_BWD_EPT, CLN_BWD_MAXNREG
+        if _pairs(x, forward):
+            maxnreg = CLN_BWD_MAXNREG_PAIRS
     block_c, bt, num_cb, num_warps, maxnreg = _cln_config(
         B,
         C,
@@ -821,6 +976,8 @@ def cln_forward(
         CHUNK=p.chunk,
         RUN=CLN_TICKET_RUN,
         ABLATE=_DIAG_ABLATE,
+        PAIRS=_pairs(x, True) if p.num_cb == 1 else 0,
+        ASM=x.device.type == "cuda",
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
     )
@@ -871,6 +1028,8 @@ def cln_backward(
         G=p.group,
         CHUNK=p.chunk,
         RUN=CLN_TICKET_RUN,
+        PAIRS=_pairs(x, False) if p.num_cb == 1 else 0,
+        ASM=x.device.type == "cuda",
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
     )
