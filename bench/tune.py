@@ -52,6 +52,9 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "no pairs": {"CLN_FWD_PAIRS": False, "CLN_BWD_PAIRS": False},
         "pairs nreg144/184": {"CLN_FWD_MAXNREG_PAIRS": 144, "CLN_BWD_MAXNREG_PAIRS": 184},
         "pairs no cap": {"CLN_FWD_MAXNREG_PAIRS": None, "CLN_BWD_MAXNREG_PAIRS": None},
+        # 16-bit forward: packed tiles of 16384 values (4 warps; 168 registers spill 48 B: 3
+        # programs per SM of twice the bytes, half the tickets and prefix waits per byte).
+        "fwd16 tile16k": {"CLN_FWD_TILE": 16384},
         # fp32: 128 values per thread capped at 200 registers (5 programs per SM, not 4).
         "fwd ept128 nreg200": {"CLN_FWD_EPT": 128, "CLN_FWD_MAXNREG": 200},
     },
