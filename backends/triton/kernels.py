@@ -155,6 +155,11 @@ CLN_MIN_TILES_PER_SM = 2
 #: forward free of spills at maxnreg 128 (the vector is live next to the tile).
 CLN_GROUP = 128
 CLN_CHUNK = 128
+#: The prefix words' loads of a tile issued together and waited for at once (the group
+#: words, the own group's tile words, and in the backward the three kinds a, b, p): one L2
+#: round trip per tile where the words are ready, instead of two (forward) or six (backward)
+#: one after another.  False: the sequential order (for A/B runs).
+CLN_PREFIX_OVERLAP = True
 #: Tickets in runs of this many consecutive tiles of one sequence (1: batch-interleaved).
 #: Neighbouring tiles continue each other's row segments in memory, so runs help DRAM: the
 #: load-store skeleton of (16, 512, 4000) fp32 went 0.72 -> 0.83 of copy bandwidth in pure time
@@ -273,11 +278,42 @@ def _spin_load(ptr, idx, need, FWD: tl.constexpr):
     """
     other = -1 if FWD else 1
     w = tl.load(ptr + idx, mask=need, other=other, volatile=True)
+    return _spin_from(w, ptr, idx, need, FWD)
+
+
+@triton.jit
+def _spin_from(w, ptr, idx, need, FWD: tl.constexpr):
+    """``_spin_load`` from a load of the same words already issued (``w``): a caller that
+    issues its loads together waits for them in one L2 round trip, not one after another."""
+    other = -1 if FWD else 1
     rdy = tl.min(_ready(w, FWD).to(tl.int32), axis=0)
     while rdy == 0:
         w = tl.load(ptr + idx, mask=need, other=other, volatile=True)
         rdy = tl.min(_ready(w, FWD).to(tl.int32), axis=0)
     return w
+
+
+@triton.jit
+def _load3(ptr, stride, idx, need):
+    """The backward's three kinds of words (a, b, p: ``stride`` apart) at ``idx``, in flight
+    together."""
+    wa = tl.load(ptr + idx, mask=need, other=1, volatile=True)
+    wb = tl.load(ptr + stride + idx, mask=need, other=1, volatile=True)
+    wp = tl.load(ptr + 2 * stride + idx, mask=need, other=1, volatile=True)
+    return wa, wb, wp
+
+
+@triton.jit
+def _spin3_from(wa, wb, wp, ptr, stride, idx, need):
+    """``_spin_from`` for the three kinds at once (one readiness test, one reload of all
+    three): the values returned come from one load that found every needed word ready."""
+    ok = _ready(wa, False) & _ready(wb, False) & _ready(wp, False)
+    rdy = tl.min(ok.to(tl.int32), axis=0)
+    while rdy == 0:
+        wa, wb, wp = _load3(ptr, stride, idx, need)
+        ok = _ready(wa, False) & _ready(wb, False) & _ready(wp, False)
+        rdy = tl.min(ok.to(tl.int32), axis=0)
+    return wa, wb, wp
 
 
 @triton.jit
@@ -333,24 +369,30 @@ def _fwd_close_group(t_ptr, g_ptr, i, C, BT: tl.constexpr, G: tl.constexpr):
 
 @triton.jit
 def _fwd_prefix(t_ptr, g_ptr, i, C, cnt0, m0, M0, BT: tl.constexpr, G: tl.constexpr,
-                CHUNK: tl.constexpr):
+                CHUNK: tl.constexpr, OVERLAP: tl.constexpr):
     """Exclusive prefix (count, mean, M2) of tile i: state, earlier groups, earlier tiles of
-    its group (every tile before i is a full tile of C * BT values)."""
+    its group (every tile before i is a full tile of C * BT values).  ``OVERLAP``: the own
+    group's tile words are loaded before the group words are waited for (one round trip)."""
     pn = cnt0
     pm = m0
     pM = M0
     gi = i // G
+    lane_g = tl.arange(0, G)
+    jt = gi * G + lane_g
+    need_t = jt < i
+    if OVERLAP:
+        wt = tl.load(t_ptr + jt, mask=need_t, other=-1, volatile=True)
     lane = tl.arange(0, CHUNK)
     for c0 in range(0, gi, CHUNK):
         j = c0 + lane
         need = j < gi
         w = _spin_load(g_ptr, j, need, True)
         pn, pm, pM = _fwd_fold_words(pn, pm, pM, w, need, C * 1.0 * BT * G)
-    lane_g = tl.arange(0, G)
-    j = gi * G + lane_g
-    need = j < i
-    w = _spin_load(t_ptr, j, need, True)
-    return _fwd_fold_words(pn, pm, pM, w, need, C * 1.0 * BT)
+    if OVERLAP:
+        wt = _spin_from(wt, t_ptr, jt, need_t, True)
+    else:
+        wt = _spin_load(t_ptr, jt, need_t, True)
+    return _fwd_fold_words(pn, pm, pM, wt, need_t, C * 1.0 * BT)
 
 
 @triton.jit
@@ -470,6 +512,7 @@ def _cln_fwd_kernel(
     ABLATE: tl.constexpr,
     PAIRS: tl.constexpr,
     ASM: tl.constexpr,
+    OVERLAP: tl.constexpr,
 ):
     b, i, j = _ticket(scr_ptr, B, NTB, False, RUN)
     t_ptr = scr_ptr + SCR_OFF + b * NTB  # this sequence's tile aggregate words
@@ -545,7 +588,7 @@ def _cln_fwd_kernel(
     if ABLATE >= 1:
         pn, pm, pM = cnt0, m0, M0
     else:
-        pn, pm, pM = _fwd_prefix(t_ptr, g_ptr, i, C, cnt0, m0, M0, BT, G, CHUNK)
+        pn, pm, pM = _fwd_prefix(t_ptr, g_ptr, i, C, cnt0, m0, M0, BT, G, CHUNK, OVERLAP)
 
     # ---- per-frame final statistics and the output ----------------------------------
     inn, inm, inM = _chan(pn, pm, pM, an, am, aM)
@@ -589,14 +632,18 @@ def _bwd_fold3(ea, eb, ep, wa, wb, wp, need):
 
 
 @triton.jit
-def _bwd_close_group(t_ptr, g_ptr, j, NTB, NG, G: tl.constexpr):
+def _bwd_close_group(t_ptr, g_ptr, j, NTB, NG, G: tl.constexpr, OVERLAP: tl.constexpr):
     """Tile with processing index j closes its group: sum the group's G words of each kind."""
     lane = tl.arange(0, G)
     idx = j - (G - 1) + lane
     allv = lane >= 0
-    wa = _spin_load(t_ptr, idx, allv, False)
-    wb = _spin_load(t_ptr + NTB, idx, allv, False)
-    wp = _spin_load(t_ptr + 2 * NTB, idx, allv, False)
+    if OVERLAP:
+        wa, wb, wp = _load3(t_ptr, NTB, idx, allv)
+        wa, wb, wp = _spin3_from(wa, wb, wp, t_ptr, NTB, idx, allv)
+    else:
+        wa = _spin_load(t_ptr, idx, allv, False)
+        wb = _spin_load(t_ptr + NTB, idx, allv, False)
+        wp = _spin_load(t_ptr + 2 * NTB, idx, allv, False)
     z = tl.zeros([], tl.float32)
     ga, gb, gp = _bwd_fold3(z, z, z, wa, wb, wp, allv)
     gi = j // G
@@ -606,28 +653,40 @@ def _bwd_close_group(t_ptr, g_ptr, j, NTB, NG, G: tl.constexpr):
 
 
 @triton.jit
-def _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G: tl.constexpr, CHUNK: tl.constexpr):
+def _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G: tl.constexpr, CHUNK: tl.constexpr,
+                OVERLAP: tl.constexpr):
     """Exclusive suffix sums (S_a, S_b, P) of the tile with processing index j (the tiles
-    processed before it are the later ones in time): earlier groups, then its own group."""
+    processed before it are the later ones in time): earlier groups, then its own group.
+    ``OVERLAP``: every load in flight together (the own group's words issued before the group
+    words are waited for, the three kinds at once): one round trip instead of six."""
     ea = tl.zeros([], tl.float32)
     eb = tl.zeros([], tl.float32)
     ep = tl.zeros([], tl.float32)
     gi = j // G
+    lane_g = tl.arange(0, G)
+    qt = gi * G + lane_g
+    need_t = qt < j
+    if OVERLAP:
+        ta, tb, tp = _load3(t_ptr, NTB, qt, need_t)
     lane = tl.arange(0, CHUNK)
     for c0 in range(0, gi, CHUNK):
         q = c0 + lane
         need = q < gi
-        wa = _spin_load(g_ptr, q, need, False)
-        wb = _spin_load(g_ptr + NG, q, need, False)
-        wp = _spin_load(g_ptr + 2 * NG, q, need, False)
+        if OVERLAP:
+            wa, wb, wp = _load3(g_ptr, NG, q, need)
+            wa, wb, wp = _spin3_from(wa, wb, wp, g_ptr, NG, q, need)
+        else:
+            wa = _spin_load(g_ptr, q, need, False)
+            wb = _spin_load(g_ptr + NG, q, need, False)
+            wp = _spin_load(g_ptr + 2 * NG, q, need, False)
         ea, eb, ep = _bwd_fold3(ea, eb, ep, wa, wb, wp, need)
-    lane_g = tl.arange(0, G)
-    q = gi * G + lane_g
-    need = q < j
-    wa = _spin_load(t_ptr, q, need, False)
-    wb = _spin_load(t_ptr + NTB, q, need, False)
-    wp = _spin_load(t_ptr + 2 * NTB, q, need, False)
-    return _bwd_fold3(ea, eb, ep, wa, wb, wp, need)
+    if OVERLAP:
+        ta, tb, tp = _spin3_from(ta, tb, tp, t_ptr, NTB, qt, need_t)
+    else:
+        ta = _spin_load(t_ptr, qt, need_t, False)
+        tb = _spin_load(t_ptr + NTB, qt, need_t, False)
+        tp = _spin_load(t_ptr + 2 * NTB, qt, need_t, False)
+    return _bwd_fold3(ea, eb, ep, ta, tb, tp, need_t)
 
 
 @triton.jit
@@ -660,6 +719,7 @@ def _cln_bwd_kernel(
     RUN: tl.constexpr,
     PAIRS: tl.constexpr,
     ASM: tl.constexpr,
+    OVERLAP: tl.constexpr,
 ):
     # Tickets from the last tile backwards: a tile waits only on later tiles (smaller tickets).
     b, i, j = _ticket(scr_ptr, B, NTB, True, RUN)
@@ -762,8 +822,8 @@ def _cln_bwd_kernel(
     tl.atomic_xchg(t_ptr + NTB + j, _pack_bwd(tl.sum(bq, axis=0)), sem="relaxed")
     tl.atomic_xchg(t_ptr + 2 * NTB + j, _pack_bwd(tl.sum(pv, axis=0)), sem="relaxed")
     if j % G == G - 1:
-        _bwd_close_group(t_ptr, g_ptr, j, NTB, NG, G)
-    ea, eb, ep = _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G, CHUNK)
+        _bwd_close_group(t_ptr, g_ptr, j, NTB, NG, G, OVERLAP)
+    ea, eb, ep = _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G, CHUNK, OVERLAP)
     Sa = tl.cumsum(a, axis=0, reverse=True) + ea
     Sb = tl.cumsum(bq, axis=0, reverse=True) + eb
     P = tl.cumsum(pv, axis=0, reverse=True) + ep
@@ -978,6 +1038,7 @@ def cln_forward(
         ABLATE=_DIAG_ABLATE,
         PAIRS=_pairs(x, True) if p.num_cb == 1 else 0,
         ASM=x.device.type == "cuda",
+        OVERLAP=CLN_PREFIX_OVERLAP,
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
     )
@@ -1030,6 +1091,7 @@ def cln_backward(
         RUN=CLN_TICKET_RUN,
         PAIRS=_pairs(x, False) if p.num_cb == 1 else 0,
         ASM=x.device.type == "cuda",
+        OVERLAP=CLN_PREFIX_OVERLAP,
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
     )
