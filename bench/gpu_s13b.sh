@@ -3,7 +3,8 @@
 # one L2 round trip (CLN_PREFIX_OVERLAP, the default) against one load after another; the
 # Triton cLN tests on the GPU first, then the A/B twice in one call, then the cLN benchmark of
 # both compiled backends with their peers and the long sequence
-# (bench/results/nvidia-h200-s13b-*; NOTES 16.5).
+# (bench/results/nvidia-h200-s13b-*; NOTES 16.5).  Ran at 5257505; the forward's half of the
+# change was reverted after it (the knob now covers the backward only).
 #   OUT=out bash bench/gpu_s13b.sh
 set -uo pipefail
 source bench/gpu_env.sh

@@ -55,7 +55,7 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # 16-bit forward: packed tiles of 16384 values (4 warps; 168 registers spill 48 B: 3
         # programs per SM of twice the bytes, half the tickets and prefix waits per byte).
         "fwd16 tile16k": {"CLN_FWD_TILE": 16384},
-        # The prefix words waited for one load after another (before session 13's overlap).
+        # The backward's suffix words waited for one load after another (before session 13).
         "sequential prefix": {"CLN_PREFIX_OVERLAP": False},
         # fp32: 128 values per thread capped at 200 registers (5 programs per SM, not 4).
         "fwd ept128 nreg200": {"CLN_FWD_EPT": 128, "CLN_FWD_MAXNREG": 200},

@@ -26,7 +26,7 @@ SCHEDULES = {
     "groups2-chunk2": {"CLN_GROUP": 2, "CLN_CHUNK": 2},
     "groups4-chunk8": {"CLN_GROUP": 4, "CLN_CHUNK": 8},
     "runs3": {"CLN_GROUP": 2, "CLN_CHUNK": 4, "CLN_TICKET_RUN": 3},
-    # The prefix words waited for one load after another (the A/B knob's other side).
+    # The backward's suffix words waited for one load after another (the A/B knob's other side).
     "sequential-prefix": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_PREFIX_OVERLAP": False},
     # Runs longer than a sequence: every tile takes the remainder (batch-interleaved) path.
     "runs-remainder": {"CLN_TICKET_RUN": 1 << 20},

@@ -155,10 +155,11 @@ CLN_MIN_TILES_PER_SM = 2
 #: forward free of spills at maxnreg 128 (the vector is live next to the tile).
 CLN_GROUP = 128
 CLN_CHUNK = 128
-#: The prefix words' loads of a tile issued together and waited for at once (the group
-#: words, the own group's tile words, and in the backward the three kinds a, b, p): one L2
-#: round trip per tile where the words are ready, instead of two (forward) or six (backward)
-#: one after another.  False: the sequential order (for A/B runs).
+#: The backward's suffix words loaded together and waited for at once (the own group's tile
+#: words issued before the group words' wait, the three kinds a, b, p in one load each
+#: round): one L2 round trip per tile where the words are ready, instead of six one after
+#: another.  fwd+bwd +0.01-0.02 of copy bandwidth at all six target cases, twice in one call
+#: (H200, bench/results/nvidia-h200-s13b-ab-overlap-*.log).  False: the sequential order.
 CLN_PREFIX_OVERLAP = True
 #: Tickets in runs of this many consecutive tiles of one sequence (1: batch-interleaved).
 #: Neighbouring tiles continue each other's row segments in memory, so runs help DRAM: the
@@ -278,14 +279,6 @@ def _spin_load(ptr, idx, need, FWD: tl.constexpr):
     """
     other = -1 if FWD else 1
     w = tl.load(ptr + idx, mask=need, other=other, volatile=True)
-    return _spin_from(w, ptr, idx, need, FWD)
-
-
-@triton.jit
-def _spin_from(w, ptr, idx, need, FWD: tl.constexpr):
-    """``_spin_load`` from a load of the same words already issued (``w``): a caller that
-    issues its loads together waits for them in one L2 round trip, not one after another."""
-    other = -1 if FWD else 1
     rdy = tl.min(_ready(w, FWD).to(tl.int32), axis=0)
     while rdy == 0:
         w = tl.load(ptr + idx, mask=need, other=other, volatile=True)
@@ -305,8 +298,9 @@ def _load3(ptr, stride, idx, need):
 
 @triton.jit
 def _spin3_from(wa, wb, wp, ptr, stride, idx, need):
-    """``_spin_from`` for the three kinds at once (one readiness test, one reload of all
-    three): the values returned come from one load that found every needed word ready."""
+    """``_spin_load`` for the three kinds at once, from their loads already issued (``_load3``):
+    one readiness test and one reload of all three per round trip; the values returned come
+    from one load that found every needed word ready."""
     ok = _ready(wa, False) & _ready(wb, False) & _ready(wp, False)
     rdy = tl.min(ok.to(tl.int32), axis=0)
     while rdy == 0:
@@ -369,30 +363,29 @@ def _fwd_close_group(t_ptr, g_ptr, i, C, BT: tl.constexpr, G: tl.constexpr):
 
 @triton.jit
 def _fwd_prefix(t_ptr, g_ptr, i, C, cnt0, m0, M0, BT: tl.constexpr, G: tl.constexpr,
-                CHUNK: tl.constexpr, OVERLAP: tl.constexpr):
+                CHUNK: tl.constexpr):
     """Exclusive prefix (count, mean, M2) of tile i: state, earlier groups, earlier tiles of
-    its group (every tile before i is a full tile of C * BT values).  ``OVERLAP``: the own
-    group's tile words are loaded before the group words are waited for (one round trip)."""
+    its group (every tile before i is a full tile of C * BT values).
+
+    The group words and the tile words are waited for one after the other: issuing the tile
+    words first (one round trip, as the backward does) changed the target shapes' forward by
+    -0.01 to +0.01 of copy bandwidth, and the (80, 64, 301) forward measured 15.7 us in that
+    call against 11.1 us before (NOTES 16.5)."""
     pn = cnt0
     pm = m0
     pM = M0
     gi = i // G
-    lane_g = tl.arange(0, G)
-    jt = gi * G + lane_g
-    need_t = jt < i
-    if OVERLAP:
-        wt = tl.load(t_ptr + jt, mask=need_t, other=-1, volatile=True)
     lane = tl.arange(0, CHUNK)
     for c0 in range(0, gi, CHUNK):
         j = c0 + lane
         need = j < gi
         w = _spin_load(g_ptr, j, need, True)
         pn, pm, pM = _fwd_fold_words(pn, pm, pM, w, need, C * 1.0 * BT * G)
-    if OVERLAP:
-        wt = _spin_from(wt, t_ptr, jt, need_t, True)
-    else:
-        wt = _spin_load(t_ptr, jt, need_t, True)
-    return _fwd_fold_words(pn, pm, pM, wt, need_t, C * 1.0 * BT)
+    lane_g = tl.arange(0, G)
+    j = gi * G + lane_g
+    need = j < i
+    w = _spin_load(t_ptr, j, need, True)
+    return _fwd_fold_words(pn, pm, pM, w, need, C * 1.0 * BT)
 
 
 @triton.jit
@@ -512,7 +505,6 @@ def _cln_fwd_kernel(
     ABLATE: tl.constexpr,
     PAIRS: tl.constexpr,
     ASM: tl.constexpr,
-    OVERLAP: tl.constexpr,
 ):
     b, i, j = _ticket(scr_ptr, B, NTB, False, RUN)
     t_ptr = scr_ptr + SCR_OFF + b * NTB  # this sequence's tile aggregate words
@@ -588,7 +580,7 @@ def _cln_fwd_kernel(
     if ABLATE >= 1:
         pn, pm, pM = cnt0, m0, M0
     else:
-        pn, pm, pM = _fwd_prefix(t_ptr, g_ptr, i, C, cnt0, m0, M0, BT, G, CHUNK, OVERLAP)
+        pn, pm, pM = _fwd_prefix(t_ptr, g_ptr, i, C, cnt0, m0, M0, BT, G, CHUNK)
 
     # ---- per-frame final statistics and the output ----------------------------------
     inn, inm, inM = _chan(pn, pm, pM, an, am, aM)
@@ -1038,7 +1030,6 @@ def cln_forward(
         ABLATE=_DIAG_ABLATE,
         PAIRS=_pairs(x, True) if p.num_cb == 1 else 0,
         ASM=x.device.type == "cuda",
-        OVERLAP=CLN_PREFIX_OVERLAP,
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
     )
