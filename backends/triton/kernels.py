@@ -311,6 +311,20 @@ def _spin3_from(wa, wb, wp, ptr, stride, idx, need):
 
 
 @triton.jit
+def _spin_load3(ptr, stride, idx, need, OVERLAP: tl.constexpr):
+    """The three kinds' words at ``idx``, each needed one ready: loaded together and waited for
+    at once (``OVERLAP``), or one ``_spin_load`` after another."""
+    if OVERLAP:
+        wa, wb, wp = _load3(ptr, stride, idx, need)
+        wa, wb, wp = _spin3_from(wa, wb, wp, ptr, stride, idx, need)
+    else:
+        wa = _spin_load(ptr, idx, need, False)
+        wb = _spin_load(ptr + stride, idx, need, False)
+        wp = _spin_load(ptr + 2 * stride, idx, need, False)
+    return wa, wb, wp
+
+
+@triton.jit
 def _ticket(scr_ptr, B, NTB, REVERSE: tl.constexpr, RUN: tl.constexpr):
     """Take a ticket -> (b, i, j): sequence, tile, and processing index (i, or NTB-1-i).
 
@@ -407,55 +421,42 @@ def _cblock(cb, offs_c, offs_t, tmask, C, T, BLOCK_C: tl.constexpr):
     return cc, cmask, cmask[:, None] & tmask[None, :], cc[:, None] * T + offs_t[None, :]
 
 
-@triton.jit
-def _unpair(w, ASM: tl.constexpr):
-    """int32 words of two 16-bit values (bf16 or fp16, by ``w``'s source) -> float32 (lo, hi).
+# Inline PTX of ``_unpack_tile``: one int32 word of two 16-bit values ($2) -> the float32 bit
+# patterns of its low ($0) and high ($1) halves.
+_PTX_UNPAIR_BF16 = tl.constexpr("shl.b32 $0, $2, 16;\n\tand.b32 $1, $2, -65536;")
+_PTX_UNPAIR_F16 = tl.constexpr(
+    "{\n\t.reg .b16 l, h;\n\tmov.b32 {l, h}, $2;\n\tcvt.f32.f16 $0, l;\n\t"
+    "cvt.f32.f16 $1, h;\n\t}"
+)
 
-    ``ASM``: through inline PTX that is not pure, so that the compiler neither merges two
-    unpackings of the same words nor keeps one's float32 result alive for another's uses:
-    the tile then stays in registers as packed words (half the registers of float32).
-    """
-    if ASM:
-        lo, hi = tl.inline_asm_elementwise(
-            "shl.b32 $0, $2, 16;\n\tand.b32 $1, $2, -65536;",
-            "=r,=r,r",
-            [w],
-            dtype=(tl.int32, tl.int32),
-            is_pure=False,
-            pack=1,
-        )
-    else:
-        lo = w << 16
-        hi = w & -65536
+
+@triton.jit
+def _unpair_asm(w, PTX: tl.constexpr):
+    """``PTX`` on each word: not pure, so that the compiler neither merges two unpackings of
+    the same words nor keeps one's float32 result alive for another's uses; the tile then stays
+    in registers as packed words (half the registers of float32)."""
+    lo, hi = tl.inline_asm_elementwise(
+        PTX, "=r,=r,r", [w], dtype=(tl.int32, tl.int32), is_pure=False, pack=1
+    )
     return lo.to(tl.float32, bitcast=True), hi.to(tl.float32, bitcast=True)
 
 
 @triton.jit
-def _unpair_h(w, ASM: tl.constexpr):
-    """The fp16 form of ``_unpair``."""
+def _unpack_tile(w, HALF: tl.constexpr, ASM: tl.constexpr):
+    """Words (BLOCK_C, BT/2) of two bf16 (HALF 1) or fp16 (HALF 2) values -> the tile
+    (BLOCK_C, BT) in float32, frames in order.  ``ASM`` (the GPU): through ``_unpair_asm``;
+    the interpreter runs the same arithmetic in plain ops."""
     if ASM:
-        lo, hi = tl.inline_asm_elementwise(
-            "{\n\t.reg .b16 l, h;\n\tmov.b32 {l, h}, $2;\n\tcvt.f32.f16 $0, l;\n\t"
-            "cvt.f32.f16 $1, h;\n\t}",
-            "=f,=f,r",
-            [w],
-            dtype=(tl.float32, tl.float32),
-            is_pure=False,
-            pack=1,
-        )
+        if HALF == 1:
+            lo, hi = _unpair_asm(w, _PTX_UNPAIR_BF16)
+        else:
+            lo, hi = _unpair_asm(w, _PTX_UNPAIR_F16)
+    elif HALF == 1:
+        lo = (w << 16).to(tl.float32, bitcast=True)
+        hi = (w & -65536).to(tl.float32, bitcast=True)
     else:
         lo = (w & 0xFFFF).to(tl.int16).to(tl.float16, bitcast=True).to(tl.float32)
         hi = (w >> 16).to(tl.int16).to(tl.float16, bitcast=True).to(tl.float32)
-    return lo, hi
-
-
-@triton.jit
-def _unpack_tile(w, HALF: tl.constexpr, ASM: tl.constexpr):
-    """Words (BLOCK_C, BT/2) -> the tile (BLOCK_C, BT) in float32, frames in order."""
-    if HALF == 1:
-        lo, hi = _unpair(w, ASM)
-    else:
-        lo, hi = _unpair_h(w, ASM)
     return tl.interleave(lo, hi)
 
 
@@ -629,13 +630,7 @@ def _bwd_close_group(t_ptr, g_ptr, j, NTB, NG, G: tl.constexpr, OVERLAP: tl.cons
     lane = tl.arange(0, G)
     idx = j - (G - 1) + lane
     allv = lane >= 0
-    if OVERLAP:
-        wa, wb, wp = _load3(t_ptr, NTB, idx, allv)
-        wa, wb, wp = _spin3_from(wa, wb, wp, t_ptr, NTB, idx, allv)
-    else:
-        wa = _spin_load(t_ptr, idx, allv, False)
-        wb = _spin_load(t_ptr + NTB, idx, allv, False)
-        wp = _spin_load(t_ptr + 2 * NTB, idx, allv, False)
+    wa, wb, wp = _spin_load3(t_ptr, NTB, idx, allv, OVERLAP)
     z = tl.zeros([], tl.float32)
     ga, gb, gp = _bwd_fold3(z, z, z, wa, wb, wp, allv)
     gi = j // G
@@ -664,20 +659,12 @@ def _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G: tl.constexpr, CHUNK: tl.constexpr,
     for c0 in range(0, gi, CHUNK):
         q = c0 + lane
         need = q < gi
-        if OVERLAP:
-            wa, wb, wp = _load3(g_ptr, NG, q, need)
-            wa, wb, wp = _spin3_from(wa, wb, wp, g_ptr, NG, q, need)
-        else:
-            wa = _spin_load(g_ptr, q, need, False)
-            wb = _spin_load(g_ptr + NG, q, need, False)
-            wp = _spin_load(g_ptr + 2 * NG, q, need, False)
+        wa, wb, wp = _spin_load3(g_ptr, NG, q, need, OVERLAP)
         ea, eb, ep = _bwd_fold3(ea, eb, ep, wa, wb, wp, need)
     if OVERLAP:
         ta, tb, tp = _spin3_from(ta, tb, tp, t_ptr, NTB, qt, need_t)
     else:
-        ta = _spin_load(t_ptr, qt, need_t, False)
-        tb = _spin_load(t_ptr + NTB, qt, need_t, False)
-        tp = _spin_load(t_ptr + 2 * NTB, qt, need_t, False)
+        ta, tb, tp = _spin_load3(t_ptr, NTB, qt, need_t, False)
     return _bwd_fold3(ea, eb, ep, ta, tb, tp, need_t)
 
 
