@@ -908,14 +908,15 @@ class _ClnPlan(NamedTuple):
     group: int  # G: tiles per group of the two-level prefix
     ng: int  # groups per sequence
     chunk: int  # group words per vector round
+    pairs: int  # PAIRS: the 16-bit tile held as packed words (see ``_pairs``)
 
 
-def _pairs(x: Tensor, forward: bool) -> int:
+def _pairs(x: Tensor, forward: bool, num_cb: int) -> int:
     """``PAIRS`` of a 16-bit tile: 1 bf16, 2 fp16; 0 = not packed (other dtypes, the knob
-    off, or T % 16 != 0: no vector loads there, and the launch takes its own register cap).
-    Channel blocks (NUM_CB > 1) re-read the tile and ignore it."""
+    off, channel blocks, which re-read the tile, or T % 16 != 0: no vector loads there, and
+    the launch takes its own register cap)."""
     knob = CLN_FWD_PAIRS if forward else CLN_BWD_PAIRS
-    if not knob or x.shape[-1] % 16:
+    if not knob or num_cb != 1 or x.shape[-1] % 16:
         return 0
     return {torch.bfloat16: 1, torch.float16: 2}.get(x.dtype, 0)
 
@@ -928,12 +929,8 @@ def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
     if forward:
         ept = CLN_FWD_EPT_16BIT if half else CLN_FWD_EPT
         maxnreg = CLN_FWD_MAXNREG_16BIT if half else CLN_FWD_MAXNREG
-        if _pairs(x, forward):
-            maxnreg = CLN_FWD_MAXNREG_PAIRS
     else:
         ept, maxnreg = CLN_BWD_EPT, CLN_BWD_MAXNREG
-        if _pairs(x, forward):
-            maxnreg = CLN_BWD_MAXNREG_PAIRS
     block_c, bt, num_cb, num_warps, maxnreg = _cln_config(
         B,
         C,
@@ -951,6 +948,9 @@ def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
         CLN_MAX_BT,
         CLN_MIN_TILES_PER_SM,
     )
+    pairs = _pairs(x, forward, num_cb)
+    if pairs:  # T % 16 == 0: the aligned launch, whose cap the packed kernel replaces
+        maxnreg = CLN_FWD_MAXNREG_PAIRS if forward else CLN_BWD_MAXNREG_PAIRS
     ntb = triton.cdiv(T, bt)
     group = _prefix_vector(x, num_warps, CLN_GROUP)
     return _ClnPlan(
@@ -964,6 +964,7 @@ def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
         group,
         triton.cdiv(ntb, group),
         _prefix_vector(x, num_warps, CLN_CHUNK),
+        pairs,
     )
 
 
@@ -1015,7 +1016,7 @@ def cln_forward(
         CHUNK=p.chunk,
         RUN=CLN_TICKET_RUN,
         ABLATE=_DIAG_ABLATE,
-        PAIRS=_pairs(x, True) if p.num_cb == 1 else 0,
+        PAIRS=p.pairs,
         ASM=x.device.type == "cuda",
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
@@ -1067,7 +1068,7 @@ def cln_backward(
         G=p.group,
         CHUNK=p.chunk,
         RUN=CLN_TICKET_RUN,
-        PAIRS=_pairs(x, False) if p.num_cb == 1 else 0,
+        PAIRS=p.pairs,
         ASM=x.device.type == "cuda",
         OVERLAP=CLN_PREFIX_OVERLAP,
         num_warps=p.num_warps,
