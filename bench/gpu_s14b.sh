@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 14, second call: the cuda_ext forward's two-read path (NORMK_CLN_REREAD, NOTES 17)
-# against the default, at the six target cases.
+# against the default, at the six target cases; ran at 3f699f3 (the path was then removed: slower).
 #   OUT=out bash bench/gpu_s14b.sh
 set -uo pipefail
 source bench/gpu_env.sh

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
-import os
 import random
 import sys
 from collections.abc import Callable, Iterator
@@ -93,22 +92,6 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # are the refill at 2 and 3 stages there), automatic and at 2 stages.
         "D1": {"CLN_STREAM_LEAD": 1},
         "D1 S2": {"CLN_STREAM_LEAD": 1, "CLN_STREAM_STAGES": 2},
-        # The forward's two-read path (NORMK_CLN_REREAD = So output stages after S statistics
-        # stages; csrc/cln_fwd.cu): the statistics copy keeps the tile in the L2 (evict_last),
-        # the output copy reads it from there, only the output stages wait for the prefix.
-        "reread So1": {"env:NORMK_CLN_REREAD": 1},
-        "reread So2": {"env:NORMK_CLN_REREAD": 2},
-        "reread S2 So1": {"CLN_STREAM_STAGES": 2, "env:NORMK_CLN_REREAD": 1},
-        "reread S2 So2": {"CLN_STREAM_STAGES": 2, "env:NORMK_CLN_REREAD": 2},
-        "reread ppr8 S2 So2": {
-            "CLN_STREAM_PPR": 8, "CLN_STREAM_STAGES": 2, "env:NORMK_CLN_REREAD": 2
-        },
-        "reread ppr8 S3 So2": {
-            "CLN_STREAM_PPR": 8, "CLN_STREAM_STAGES": 3, "env:NORMK_CLN_REREAD": 2
-        },
-        "reread ppr16 S2 So2": {
-            "CLN_STREAM_PPR": 16, "CLN_STREAM_STAGES": 2, "env:NORMK_CLN_REREAD": 2
-        },
     },
 }
 SEED_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
@@ -145,28 +128,17 @@ RMS_BWD_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
 
 @contextlib.contextmanager
 def knobs(mod: ModuleType, kw: dict[str, object]) -> Iterator[None]:
-    """Set module constants of ``mod`` (and, for keys ``env:NAME``, environment variables
-    that a launcher reads at call time) for the calls inside the block."""
-    env = {k[4:]: str(v) for k, v in kw.items() if k.startswith("env:")}
-    kw = {k: v for k, v in kw.items() if not k.startswith("env:")}
     missing = [k for k in kw if not hasattr(mod, k)]
     if missing:
         raise AttributeError(f"{mod.__name__} has no knob {', '.join(missing)}")
     old = {k: getattr(mod, k) for k in kw}
-    old_env = {k: os.environ.get(k) for k in env}
     for k, v in kw.items():
         setattr(mod, k, v)
-    os.environ.update(env)
     try:
         yield
     finally:
         for k, v in old.items():
             setattr(mod, k, v)
-        for k, v in old_env.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def t_ms(*steps: Callable[[], object], budget_s: float = 0.15) -> float:

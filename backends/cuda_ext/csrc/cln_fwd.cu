@@ -25,27 +25,17 @@ void launch(const StreamPath<PPR>& path, ClnFwdArgs<T, P>& a, long long ntot, cu
   a.diag = diag ? std::atoi(diag) : 0;
   a.cbox = stream_tma_cbox<T>(a.C, PPR, false, a.vec != 0, true, path.tma, "cln_forward");
   a.tma = a.cbox > 0;
-  StreamPlan sp = path.sp;
   if (a.tma) {
     constexpr int BT = StreamGeom<T, PPR>::BT;
     encode_btc<T>(&a.tm_x, a.x, a.B, a.C, a.L, a.cbox, BT, "cln_forward x");
     encode_btc<T>(&a.tm_y, a.y, a.B, a.C, a.L, a.cbox, BT, "cln_forward y");
-    // Experiment (bench/tune.py "reread"): NORMK_CLN_REREAD=So (1..4) takes the two-read
-    // path of cln_fwd_stream_kernel with So output stages after the plan's S statistics
-    // stages (TMA path only; elsewhere ignored).
-    const char* rr = std::getenv("NORMK_CLN_REREAD");
-    const int so = rr ? std::atoi(rr) : 0;
-    if (so < 0 || so > kStreamMaxStages)
-      throw std::runtime_error("cuda_ext: cln_forward: NORMK_CLN_REREAD must be 0..4");
-    a.reread = so;
-    sp.smem += static_cast<size_t>(so) * stream_stage_bytes<T>(a.C, PPR, false);
   }
   // One block per SM: the wide kernel (twice the producer and output warps), as the
   // backward.  H200, against the 256-thread kernel, alternated twice in one call
   // (bench/gpu_s10d.sh, bench/results/nvidia-h200-s10d-*): (16, 512, 4000) fp32 83.2 ->
   // 81.4 us, bf16 53.8-54.3 -> 50.3 us; no other target shape has a one-block plan.
   stream_launch_roles(&cln_fwd_stream_kernel<T, P, PPR, StreamRolesStd>,
-                      &cln_fwd_stream_kernel<T, P, PPR, StreamRolesWide>, sp, ntot, st, a,
+                      &cln_fwd_stream_kernel<T, P, PPR, StreamRolesWide>, path.sp, ntot, st, a,
                       "cln_forward");
 }
 

@@ -19,8 +19,17 @@ namespace normk {
   throw std::runtime_error(std::string("cuda_ext: ") + what + " failed: " + cudaGetErrorName(e) +
                            " (" + cudaGetErrorString(e) + ")");
 }
+// A failed runtime call also leaves its error as the thread's last error; it is cleared
+// before the throw, so that the next call's check_launch does not report it again.  (An
+// experiment's launch shape that failed cudaFuncSetAttribute made every later cLN call of
+// the process fail with "invalid argument": bench/results/nvidia-h200-s14b-tune-reread.log.
+// The launchers' plans keep their shared memory under the limit, so no call on main is
+// known to reach this.)
 inline void check_cuda(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw_cuda(what, e);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw_cuda(what, e);
+  }
 }
 // After a kernel launch: configuration errors surface here, synchronously.
 inline void check_launch(const char* what) { check_cuda(cudaGetLastError(), what); }

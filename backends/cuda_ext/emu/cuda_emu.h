@@ -490,17 +490,6 @@ inline void tma_store_3d(const CUtensorMap* map, const void* src, int c0, int c1
   const int c[3] = {c0, c1, c2};
   normk_emu::emu_tma_copy(map, c, static_cast<unsigned char*>(const_cast<void*>(src)), false);
 }
-// The L2 policies are hints: no effect here.
-inline uint64_t l2_policy_evict_last() { return 0; }
-inline uint64_t l2_policy_evict_first() { return 0; }
-inline void tma_load_3d_hint(void* dst, const CUtensorMap* map, int c0, int c1, int c2,
-                             mbar_t* bar, uint64_t) {
-  tma_load_3d(dst, map, c0, c1, c2, bar);
-}
-inline void tma_store_3d_hint(const CUtensorMap* map, const void* src, int c0, int c1, int c2,
-                              uint64_t) {
-  tma_store_3d(map, src, c0, c1, c2);
-}
 inline void tma_commit() {}
 template <int N>
 void tma_wait_read() {}

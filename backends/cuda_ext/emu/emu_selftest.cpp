@@ -10,7 +10,6 @@
 #include <cmath>
 #include <iterator>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <stdexcept>
@@ -255,8 +254,6 @@ struct Knobs {
   int64_t stream_lead = 0;
   int64_t resident = 0;
   int64_t stream_tma = 0;  // the streaming kernels' copies: 0 TMA where it applies, -1 cp.async
-  // The forward's two-read path (NORMK_CLN_REREAD, csrc/cln_fwd.cu): output stages, 0 off.
-  const char* reread = "0";
 };
 // The default: one group for every shape here (at most 141 tiles).
 const Knobs kDefault{"default", 0};
@@ -275,14 +272,9 @@ const Knobs kSmallG[] = {{"G=3", 3, 0, 0, 0, -1},
                          {"ppr=8 S=3 D=1", 0, 8, 3, 1},
                          {"ppr=4 S=4 D=3 G=3", 3, 4, 4, 3},
                          {"cp.async G=2", 2, 0, 0, 0, -1, -1},
-                         {"ppr=8 S=2 cp.async", 0, 8, 2, 0, 0, -1},
-                         {"reread ppr=8 S=2 So=2 G=2", 2, 8, 2, 0, -1, 0, "2"},
-                         {"reread ppr=4 S=3 So=1", 0, 4, 3, 0, -1, 0, "1"},
-                         {"reread ppr=16 S=2 So=3 G=3", 3, 16, 2, 0, -1, 0, "3"}};
+                         {"ppr=8 S=2 cp.async", 0, 8, 2, 0, 0, -1}};
 // Streaming with state and G = 2.
 const Knobs kStream{"G=2", 2, 0, 0, 0, -1};
-// And through the forward's two-read path.
-const Knobs kStreamReread{"reread ppr=8 S=2 So=2 G=2", 2, 8, 2, 0, -1, 0, "2"};
 // The long sequences (L >= 1000; slow on the emulator: one fiber per CUDA
 // thread) run the default (for the 141 fp32 tiles of L = 4500, one group:
 // the last tile reduces 140 words, more than the kPrefixU rounds of 32 in
@@ -325,8 +317,8 @@ void set_knobs(Call& c, const Knobs& k) {
 void test_cln(DType dt, DType pt, bool params, int B, int C, int L, double dc, bool full) {
   std::vector<Knobs> variants(std::begin(kSmallG), std::end(kSmallG));
   if (!full) variants = {kLongG};
-  std::vector<const Knobs*> streams = {&kDefault, &kStream, &kStreamReread};
-  if (!full) streams.resize(1);
+  std::vector<const Knobs*> streams = {&kDefault, &kStream};
+  if (!full) streams.pop_back();
   const DType acc = acc_of(dt);
   Buf xb = to_buf(rand_vec(static_cast<size_t>(B) * C * L, 1.0, dc), dt);
   const auto x = xb.values();
@@ -359,9 +351,7 @@ void test_cln(DType dt, DType pt, bool params, int B, int C, int L, double dc, b
     c.C = C;
     c.L = Lc;
     set_knobs(c, k);
-    setenv("NORMK_CLN_REREAD", k.reread, 1);
     run_with_workspace(c, normk::cln_fwd_workspace_bytes, normk::cln_fwd);
-    unsetenv("NORMK_CLN_REREAD");
   };
 
   Buf y(dt, x.size()), mean(acc, static_cast<size_t>(B) * L), rstd(acc, mean.size()), m2(acc, B);

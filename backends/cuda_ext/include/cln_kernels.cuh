@@ -200,7 +200,6 @@ struct ClnFwdArgs {
   int nstages, lead;  // streaming kernels (cln_stream.cuh): ring depth S, producer lead D
                       // (0: the output warps refill the stages where the TMA copies, else D = 1)
   int diag;           // streaming forward: stages left out for timing (wrong outputs if > 0)
-  int reread;         // streaming forward, TMA path: output stages of the two-read path (0: off)
   // Streaming kernels, TMA path (tma != 0): boxes of cbox channel rows x BT
   // frames of x and y, tensor maps over (T, C, B).
   int tma, cbox;

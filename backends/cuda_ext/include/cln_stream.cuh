@@ -244,32 +244,17 @@ __device__ __forceinline__ void stream_tma_load_tile(T* dst, const CUtensorMap* 
                                                      int C, int cbox, int BT, int t0, int b) {
   for (int c0 = 0; c0 < C; c0 += cbox) tma_load_3d(dst + c0 * BT, map, t0, c0, b, bar);
 }
-// The same with an L2 eviction policy (tma.cuh).
-template <typename T>
-__device__ __forceinline__ void stream_tma_load_tile_hint(T* dst, const CUtensorMap* map,
-                                                          mbar_t* bar, int C, int cbox, int BT,
-                                                          int t0, int b, uint64_t policy) {
-  for (int c0 = 0; c0 < C; c0 += cbox)
-    tma_load_3d_hint(dst + c0 * BT, map, t0, c0, b, bar, policy);
-}
 // TMA path, output warps: store the tile the output threads have written
 // into src[C][BT] (each thread fenced its writes with fence_proxy_async), and
 // wait until the TMA has read it, so that the stage can be handed back.
 // Frames past T are clipped by the TMA.  o: the thread's index among the
 // output threads.
-// hint: with the L2 policy `policy` (tma.cuh).
 template <typename R, typename T>
 __device__ __forceinline__ void stream_tma_store_tile(const T* src, const CUtensorMap* map, int C,
-                                                      int cbox, int BT, int t0, int b, int o,
-                                                      bool hint = false, uint64_t policy = 0) {
+                                                      int cbox, int BT, int t0, int b, int o) {
   named_barrier(kBarOut, R::kOut);
   if (o == 0) {
-    for (int c0 = 0; c0 < C; c0 += cbox) {
-      if (hint)
-        tma_store_3d_hint(map, src + c0 * BT, t0, c0, b, policy);
-      else
-        tma_store_3d(map, src + c0 * BT, t0, c0, b);
-    }
+    for (int c0 = 0; c0 < C; c0 += cbox) tma_store_3d(map, src + c0 * BT, t0, c0, b);
     tma_commit();
     tma_wait_read<0>();
   }
@@ -401,7 +386,6 @@ __global__ void __launch_bounds__(R::kThreads, stream_fwd_min_blocks<T, R>())
   __shared__ A s_m2[kStreamMaxStages][BT];  // frame M2 -> in-tile scan -> rstd_t
   __shared__ A s_red[1][R::kProdWarps][BT];  // the producer warps' partials
   __shared__ mbar_t s_full[kStreamMaxStages];     // TMA path: a stage's tile has landed
-  __shared__ mbar_t s_ofull[kStreamMaxStages];    // two-read path: an output stage's tile
   T* const ring = dynamic_smem<T>();
 
   const int C = args.C, L = args.L;
@@ -410,17 +394,13 @@ __global__ void __launch_bounds__(R::kThreads, stream_fwd_min_blocks<T, R>())
   const int tile_elems = C * BT;
   const bool vec = args.vec != 0;
   const bool tma = args.tma != 0;
-  // The two-read path (TMA only; So > 0 output stages after the S statistics stages): see
-  // the producer below.
-  const int So = tma ? args.reread : 0;
   const int tid = threadIdx.x;
   if (tma) stream_init_full(s_full, S, ring);
-  if (So > 0) stream_init_full(s_ofull, So, ring);
   // gamma and beta (as A) after the ring.  Read from shared memory: read
   // from global memory in the output loop (an L2 round trip per row, L1
   // hit rate 0.02 % next to the 192 KB ring) they made the load-store
   // skeleton of this kernel latency bound at 0.46-0.64 of copy bandwidth.
-  A* const s_gm = reinterpret_cast<A*>(ring + (S + So) * tile_elems);
+  A* const s_gm = reinterpret_cast<A*>(ring + S * tile_elems);
   A* const s_bt = s_gm + C;
   for (int c = tid; c < C; c += R::kThreads) {
     s_gm[c] = args.gamma ? load_param<P, A>(args.gamma, c) : A(1);
@@ -432,13 +412,6 @@ __global__ void __launch_bounds__(R::kThreads, stream_fwd_min_blocks<T, R>())
     mbar_arrive_expect_tx(&s_full[s], static_cast<unsigned>(tile_elems * sizeof(T)));
     stream_tma_load_tile(ring + s * tile_elems, &args.tm_x, &s_full[s], C, args.cbox, BT,
                          (tile / args.B) * BT, tile % args.B);
-  };
-  // Two-read path: tile `tile` into stage `stage` of the ring, completing on bar, with an L2
-  // policy (one thread).
-  auto tma_load_hint = [&](int stage, mbar_t* bar, int tile, uint64_t policy) {
-    mbar_arrive_expect_tx(bar, static_cast<unsigned>(tile_elems * sizeof(T)));
-    stream_tma_load_tile_hint(ring + stage * tile_elems, &args.tm_x, bar, C, args.cbox, BT,
-                              (tile / args.B) * BT, tile % args.B, policy);
   };
   const bool refill = tma && args.lead == 0;  // lead 0: the output warps refill
 
@@ -465,9 +438,7 @@ __global__ void __launch_bounds__(R::kThreads, stream_fwd_min_blocks<T, R>())
                            args.x + static_cast<long long>(tile % args.B) * C * L, C, L,
                            (tile / args.B) * BT, vec, h);
     };
-    // The statistics of the tile in stage s into slot q of s_mu / s_m2 (q = s but on the
-    // two-read path).
-    auto stats_into = [&](int s, int q, int tile) {
+    auto stats = [&](int s, int tile) {
       if (args.diag == 2) return;  // timing diagnostic: no statistics, no publication
       const uint4* tl = reinterpret_cast<const uint4*>(ring + s * tile_elems);
       A v[1][V], sum[1];
@@ -479,12 +450,12 @@ __global__ void __launch_bounds__(R::kThreads, stream_fwd_min_blocks<T, R>())
         for (int k = 0; k < V; ++k) v[0][k] += Elem<T>::get(u, k);
       }
       pack_frame_sum<V, BT, PPR, R::kProdWarps>(v, s_red, h, kBarProd, R::kProd, sum);
-      if (h < BT) s_mu[q][h] = sum[0] * inv_c;
+      if (h < BT) s_mu[s][h] = sum[0] * inv_c;
       named_barrier(kBarProd, R::kProd);
       A mf[V];
 #pragma unroll
       for (int k = 0; k < V; ++k) {
-        mf[k] = s_mu[q][j * V + k];
+        mf[k] = s_mu[s][j * V + k];
         v[0][k] = A(0);
       }
       for (int c = r0; c < C; c += G::RPI) {
@@ -496,45 +467,12 @@ __global__ void __launch_bounds__(R::kThreads, stream_fwd_min_blocks<T, R>())
         }
       }
       pack_frame_sum<V, BT, PPR, R::kProdWarps>(v, s_red, h, kBarProd, R::kProd, sum);
-      if (h < BT) s_m2[q][h] = sum[0];
+      if (h < BT) s_m2[s][h] = sum[0];
       named_barrier(kBarProd, R::kProd);
-      if (h < 32) cln_fwd_tile_publish<G>(args, tile, s_mu[q], s_m2[q]);
+      if (h < 32) cln_fwd_tile_publish<G>(args, tile, s_mu[s], s_m2[s]);
     };
-    if (So == 0) {
-      auto stats = [&](int s, int tile) { stats_into(s, s, tile); };
-      stream_producer<R>(blockIdx.x, gridDim.x, ntot, S, args.lead, tma ? s_full : nullptr,
-                         refill, issue, stats);
-      return;
-    }
-    // Two-read path.  The S statistics stages only feed the statistics: each is refilled
-    // with the block's tile S later as soon as they are published, so the DRAM reads of x
-    // never wait for a prefix.  After its statistics, tile k is copied again (from the L2,
-    // where the first copy's evict_last policy keeps it) into output stage k % So, whose
-    // slot of s_mu / s_m2 carries the tile's statistics to the scan warp and the output
-    // warps (the protocol of stream_consumer with EMPTY[o] from the output warps).  Only the
-    // output stages wait for the prefix.
-    const auto tile_of = [&](int k) { return static_cast<int>(blockIdx.x + k * gridDim.x); };
-    const uint64_t pol_last = h == 0 ? l2_policy_evict_last() : 0;
-    const uint64_t pol_first = h == 0 ? l2_policy_evict_first() : 0;
-    if (h == 0)
-      for (int s = 0; s < S && tile_of(s) < ntot; ++s)
-        tma_load_hint(s, &s_full[s], tile_of(s), pol_last);
-    int k = 0;
-    for (; tile_of(k) < ntot; ++k) {
-      const int s = k % S, o = k % So;
-      mbar_wait(&s_full[s], static_cast<unsigned>(k / S) & 1u);  // tile k has landed
-      // Slot and output stage o are free once the output warps are done with tile k - So.
-      if (k >= So) named_barrier(kBarEmpty + o, R::kEmptyCount);
-      stats_into(s, o, tile_of(k));  // ends with a producer barrier: stage s is read
-      if (h == 0) {
-        tma_load_hint(S + o, &s_ofull[o], tile_of(k), pol_first);
-        if (tile_of(k + S) < ntot) tma_load_hint(s, &s_full[s], tile_of(k + S), pol_last);
-      }
-      named_barrier_arrive(kBarFull + o, R::kFullCount);
-    }
-    // Collect the output warps' last hand-backs, so that every barrier is complete at exit.
-    for (int t = k - So < 0 ? 0 : k - So; t < k; ++t)
-      named_barrier(kBarEmpty + t % So, R::kEmptyCount);
+    stream_producer<R>(blockIdx.x, gridDim.x, ntot, S, args.lead, tma ? s_full : nullptr,
+                       refill, issue, stats);
     return;
   }
 
@@ -567,13 +505,8 @@ __global__ void __launch_bounds__(R::kThreads, stream_fwd_min_blocks<T, R>())
     if (tma) {
       // y in place of x in the stage (each thread rewrites the packs it read),
       // then one TMA store of the tile; frames past T are computed from the
-      // zero fill and clipped by the store.  Two-read path: the output stage, once
-      // its copy has landed.
-      T* tw = ring + (So > 0 ? S + s : s) * tile_elems;
-      if (So > 0) {
-        const int k = (tile - static_cast<int>(blockIdx.x)) / static_cast<int>(gridDim.x);
-        mbar_wait(&s_ofull[s], static_cast<unsigned>(k / So) & 1u);
-      }
+      // zero fill and clipped by the store.
+      T* tw = ring + s * tile_elems;
 #pragma unroll 4
       for (int c = r0; c < C; c += G::RPO) {
         uint4* p = reinterpret_cast<uint4*>(tw + c * BT + j * V);
@@ -585,8 +518,7 @@ __global__ void __launch_bounds__(R::kThreads, stream_fwd_min_blocks<T, R>())
         *p = to_pack<T>(y);
       }
       fence_proxy_async();
-      stream_tma_store_tile<R>(tw, &args.tm_y, C, args.cbox, BT, (tile / args.B) * BT, b, o,
-                               So > 0, So > 0 && o == 0 ? l2_policy_evict_first() : 0);
+      stream_tma_store_tile<R>(tw, &args.tm_y, C, args.cbox, BT, (tile / args.B) * BT, b, o);
       return;
     }
     if (nvalid <= 0) return;
@@ -603,8 +535,7 @@ __global__ void __launch_bounds__(R::kThreads, stream_fwd_min_blocks<T, R>())
       store_pack<T>(yb + static_cast<long long>(c) * L + tt, y, vst, nvalid);
     }
   };
-  stream_consumer<R>(blockIdx.x, gridDim.x, ntot, So > 0 ? So : S, So == 0 && refill, finish,
-                     out, tma_load);
+  stream_consumer<R>(blockIdx.x, gridDim.x, ntot, S, refill, finish, out, tma_load);
   if (tma && tid == 32) tma_wait<0>();  // the storing thread: every store complete
 }
 

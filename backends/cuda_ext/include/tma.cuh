@@ -113,49 +113,6 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, i
       : "memory");
 #endif
 }
-// L2 eviction policies (an opaque 64-bit operand of the hinted copies below): evict_last
-// for data read again soon (the two-read forward's statistics copy, cln_stream.cuh),
-// evict_first for data read for the last time or written and not read again.
-__device__ __forceinline__ uint64_t l2_policy_evict_last() {
-  uint64_t p = 0;
-#ifndef NORMK_TMA_UNSUPPORTED
-  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
-#endif
-  return p;
-}
-__device__ __forceinline__ uint64_t l2_policy_evict_first() {
-  uint64_t p = 0;
-#ifndef NORMK_TMA_UNSUPPORTED
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
-#endif
-  return p;
-}
-// tma_load_3d with an L2 eviction policy.
-__device__ __forceinline__ void tma_load_3d_hint(void* dst, const CUtensorMap* map, int c0, int c1,
-                                                 int c2, mbar_t* bar, uint64_t policy) {
-#ifdef NORMK_TMA_UNSUPPORTED
-  __trap();
-#else
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      ".L2::cache_hint [%0], [%1, {%2, %3, %4}], [%5], %6;" ::"r"(smem_addr(dst)),
-      "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(smem_addr(bar)), "l"(policy)
-      : "memory");
-#endif
-}
-// tma_store_3d with an L2 eviction policy.
-__device__ __forceinline__ void tma_store_3d_hint(const CUtensorMap* map, const void* src, int c0,
-                                                  int c1, int c2, uint64_t policy) {
-#ifdef NORMK_TMA_UNSUPPORTED
-  __trap();
-#else
-  asm volatile(
-      "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group.L2::cache_hint"
-      " [%0, {%2, %3, %4}], [%1], %5;" ::"l"(map),
-      "r"(smem_addr(src)), "r"(c0), "r"(c1), "r"(c2), "l"(policy)
-      : "memory");
-#endif
-}
 // Shared -> global: the box at (c0, c1, c2) from src (128-byte aligned);
 // elements outside the tensor are not written.  In the thread's bulk group
 // (tma_commit, tma_wait_read).
