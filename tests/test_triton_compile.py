@@ -97,7 +97,7 @@ KERNELS = [("_cln_fwd_kernel", FWD_FLAGS), ("_cln_bwd_kernel", BWD_FLAGS)]
 def test_cln_kernels_compile(kernel, flags, ints):
     one = ints["C"] == 1
     tile = dict(BLOCK_C=2 if one else 512, BT=2 if one else 16, NUM_CB=1, SCR_OFF=16)
-    prefix = dict(G=128, CHUNK=128, RUN=4, PAIRS=0, ASM=False)
+    prefix = dict(G=128, CHUNK=128, RUN=4, PAIRS=0, ASM=False, FUSE=True)
     const = {**flags, **tile, **prefix}
     if kernel == "_cln_fwd_kernel":
         const["ABLATE"] = 0
@@ -113,7 +113,16 @@ def test_cln_kernels_compile_pairs(kernel, flags, dtype, pairs):
     code without it, ``ASM=False``) at a target shape's tile."""
     ints = {"B": 2, "C": 128, "T": 64000, "NTB": 1000, "NG": 8}
     tile = dict(BLOCK_C=128, BT=64, NUM_CB=1, SCR_OFF=16)
-    const = {**flags, **tile, "G": 128, "CHUNK": 128, "RUN": 1, "PAIRS": pairs, "ASM": True}
+    const = {
+        **flags,
+        **tile,
+        "G": 128,
+        "CHUNK": 128,
+        "RUN": 1,
+        "PAIRS": pairs,
+        "ASM": True,
+        "FUSE": True,
+    }
     if kernel == "_cln_fwd_kernel":
         const["ABLATE"] = 0
     else:

@@ -28,6 +28,8 @@ SCHEDULES = {
     "runs3": {"CLN_GROUP": 2, "CLN_CHUNK": 4, "CLN_TICKET_RUN": 3},
     # The backward's suffix words waited for one load after another (the A/B knob's other side).
     "sequential-prefix": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_PREFIX_OVERLAP": False},
+    # Three separate sums and scans instead of the tuple ones (the A/B knob's other side).
+    "unfused-sums": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_FUSED_SUMS": False},
     # Runs longer than a sequence: every tile takes the remainder (batch-interleaved) path.
     "runs-remainder": {"CLN_TICKET_RUN": 1 << 20},
     "channel-blocks": {

@@ -161,6 +161,11 @@ CLN_CHUNK = 128
 #: another.  fwd+bwd +0.01-0.02 of copy bandwidth at all six target cases, twice in one call
 #: (H200, bench/results/nvidia-h200-s13b-ab-overlap-*.log).  False: the sequential order.
 CLN_PREFIX_OVERLAP = True
+#: Independent sums and scans over the same axis done as one tuple ``tl.reduce`` /
+#: ``tl.associative_scan`` (one cross-warp exchange and its barriers instead of three): the
+#: backward's three tile sums, its three suffix scans and its words' folds, the forward's
+#: tile aggregate.  The per-operand order of the additions is the same either way.
+CLN_FUSED_SUMS = True
 #: Tickets in runs of this many consecutive tiles of one sequence (1: batch-interleaved).
 #: Neighbouring tiles continue each other's row segments in memory, so runs help DRAM: the
 #: load-store skeleton of (16, 512, 4000) fp32 went 0.72 -> 0.83 of copy bandwidth in pure time
@@ -403,14 +408,28 @@ def _fwd_prefix(t_ptr, g_ptr, i, C, cnt0, m0, M0, BT: tl.constexpr, G: tl.conste
 
 
 @triton.jit
-def _last3(sn, sm, sM, BT: tl.constexpr):
+def _add3(a0, b0, c0, a1, b1, c1):
+    return a0 + a1, b0 + b1, c0 + c1
+
+
+@triton.jit
+def _sum3(a, b, c, FUSE: tl.constexpr):
+    """The sums of three vectors over axis 0: one tuple reduction (``FUSE``) or three."""
+    if FUSE:
+        sa, sb, sc = tl.reduce((a, b, c), 0, _add3)
+    else:
+        sa = tl.sum(a, axis=0)
+        sb = tl.sum(b, axis=0)
+        sc = tl.sum(c, axis=0)
+    return sa, sb, sc
+
+
+@triton.jit
+def _last3(sn, sm, sM, BT: tl.constexpr, FUSE: tl.constexpr):
     """The last element of an inclusive scan (the tile aggregate: padding frames are
     identities)."""
     last = tl.arange(0, BT) == BT - 1
-    an = tl.sum(tl.where(last, sn, 0.0), axis=0)
-    am = tl.sum(tl.where(last, sm, 0.0), axis=0)
-    aM = tl.sum(tl.where(last, sM, 0.0), axis=0)
-    return an, am, aM
+    return _sum3(tl.where(last, sn, 0.0), tl.where(last, sm, 0.0), tl.where(last, sM, 0.0), FUSE)
 
 
 @triton.jit
@@ -506,6 +525,7 @@ def _cln_fwd_kernel(
     ABLATE: tl.constexpr,
     PAIRS: tl.constexpr,
     ASM: tl.constexpr,
+    FUSE: tl.constexpr,
 ):
     b, i, j = _ticket(scr_ptr, B, NTB, False, RUN)
     t_ptr = scr_ptr + SCR_OFF + b * NTB  # this sequence's tile aggregate words
@@ -574,7 +594,7 @@ def _cln_fwd_kernel(
         # Inclusive scan over frames; padding frames (n = 0) are identities, so the last
         # element is the tile aggregate.
         sn, sm, sM = tl.associative_scan((fn, fm, fM), 0, _chan)
-        an, am, aM = _last3(sn, sm, sM, BT)
+        an, am, aM = _last3(sn, sm, sM, BT, FUSE)
         tl.atomic_xchg(t_ptr + i, _pack_fwd(am, aM), sem="relaxed")
         if i % G == G - 1:
             _fwd_close_group(t_ptr, g_ptr, i, C, BT, G)
@@ -617,22 +637,26 @@ def _cln_fwd_kernel(
 # cLN backward
 # ============================================================================================
 @triton.jit
-def _bwd_fold3(ea, eb, ep, wa, wb, wp, need):
-    ea = tl.sum(tl.where(need, _unpack_bwd(wa), 0.0), axis=0) + ea
-    eb = tl.sum(tl.where(need, _unpack_bwd(wb), 0.0), axis=0) + eb
-    ep = tl.sum(tl.where(need, _unpack_bwd(wp), 0.0), axis=0) + ep
-    return ea, eb, ep
+def _bwd_fold3(ea, eb, ep, wa, wb, wp, need, FUSE: tl.constexpr):
+    sa, sb, sp = _sum3(
+        tl.where(need, _unpack_bwd(wa), 0.0),
+        tl.where(need, _unpack_bwd(wb), 0.0),
+        tl.where(need, _unpack_bwd(wp), 0.0),
+        FUSE,
+    )
+    return sa + ea, sb + eb, sp + ep
 
 
 @triton.jit
-def _bwd_close_group(t_ptr, g_ptr, j, NTB, NG, G: tl.constexpr, OVERLAP: tl.constexpr):
+def _bwd_close_group(t_ptr, g_ptr, j, NTB, NG, G: tl.constexpr, OVERLAP: tl.constexpr,
+                     FUSE: tl.constexpr):
     """Tile with processing index j closes its group: sum the group's G words of each kind."""
     lane = tl.arange(0, G)
     idx = j - (G - 1) + lane
     allv = lane >= 0
     wa, wb, wp = _spin_load3(t_ptr, NTB, idx, allv, OVERLAP)
     z = tl.zeros([], tl.float32)
-    ga, gb, gp = _bwd_fold3(z, z, z, wa, wb, wp, allv)
+    ga, gb, gp = _bwd_fold3(z, z, z, wa, wb, wp, allv, FUSE)
     gi = j // G
     tl.atomic_xchg(g_ptr + gi, _pack_bwd(ga), sem="relaxed")
     tl.atomic_xchg(g_ptr + NG + gi, _pack_bwd(gb), sem="relaxed")
@@ -641,7 +665,7 @@ def _bwd_close_group(t_ptr, g_ptr, j, NTB, NG, G: tl.constexpr, OVERLAP: tl.cons
 
 @triton.jit
 def _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G: tl.constexpr, CHUNK: tl.constexpr,
-                OVERLAP: tl.constexpr):
+                OVERLAP: tl.constexpr, FUSE: tl.constexpr):
     """Exclusive suffix sums (S_a, S_b, P) of the tile with processing index j (the tiles
     processed before it are the later ones in time): earlier groups, then its own group.
     ``OVERLAP``: every load in flight together (the own group's words issued before the group
@@ -660,12 +684,12 @@ def _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G: tl.constexpr, CHUNK: tl.constexpr,
         q = c0 + lane
         need = q < gi
         wa, wb, wp = _spin_load3(g_ptr, NG, q, need, OVERLAP)
-        ea, eb, ep = _bwd_fold3(ea, eb, ep, wa, wb, wp, need)
+        ea, eb, ep = _bwd_fold3(ea, eb, ep, wa, wb, wp, need, FUSE)
     if OVERLAP:
         ta, tb, tp = _spin3_from(ta, tb, tp, t_ptr, NTB, qt, need_t)
     else:
         ta, tb, tp = _spin_load3(t_ptr, NTB, qt, need_t, False)
-    return _bwd_fold3(ea, eb, ep, ta, tb, tp, need_t)
+    return _bwd_fold3(ea, eb, ep, ta, tb, tp, need_t, FUSE)
 
 
 @triton.jit
@@ -699,6 +723,7 @@ def _cln_bwd_kernel(
     PAIRS: tl.constexpr,
     ASM: tl.constexpr,
     OVERLAP: tl.constexpr,
+    FUSE: tl.constexpr,
 ):
     # Tickets from the last tile backwards: a tile waits only on later tiles (smaller tickets).
     b, i, j = _ticket(scr_ptr, B, NTB, True, RUN)
@@ -797,15 +822,22 @@ def _cln_bwd_kernel(
     pv = bq * (mu - K)
 
     # ---- publish the tile's sums, close a group, get the exclusive suffix ---------------
-    tl.atomic_xchg(t_ptr + j, _pack_bwd(tl.sum(a, axis=0)), sem="relaxed")
-    tl.atomic_xchg(t_ptr + NTB + j, _pack_bwd(tl.sum(bq, axis=0)), sem="relaxed")
-    tl.atomic_xchg(t_ptr + 2 * NTB + j, _pack_bwd(tl.sum(pv, axis=0)), sem="relaxed")
+    ta, tb, tp = _sum3(a, bq, pv, FUSE)
+    tl.atomic_xchg(t_ptr + j, _pack_bwd(ta), sem="relaxed")
+    tl.atomic_xchg(t_ptr + NTB + j, _pack_bwd(tb), sem="relaxed")
+    tl.atomic_xchg(t_ptr + 2 * NTB + j, _pack_bwd(tp), sem="relaxed")
     if j % G == G - 1:
-        _bwd_close_group(t_ptr, g_ptr, j, NTB, NG, G, OVERLAP)
-    ea, eb, ep = _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G, CHUNK, OVERLAP)
-    Sa = tl.cumsum(a, axis=0, reverse=True) + ea
-    Sb = tl.cumsum(bq, axis=0, reverse=True) + eb
-    P = tl.cumsum(pv, axis=0, reverse=True) + ep
+        _bwd_close_group(t_ptr, g_ptr, j, NTB, NG, G, OVERLAP, FUSE)
+    ea, eb, ep = _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G, CHUNK, OVERLAP, FUSE)
+    if FUSE:
+        Sa, Sb, P = tl.associative_scan((a, bq, pv), 0, _add3, reverse=True)
+    else:
+        Sa = tl.cumsum(a, axis=0, reverse=True)
+        Sb = tl.cumsum(bq, axis=0, reverse=True)
+        P = tl.cumsum(pv, axis=0, reverse=True)
+    Sa = Sa + ea
+    Sb = Sb + eb
+    P = P + ep
 
     # ---- dx = r*g - S_a - (x-K)*S_b + P ------------------------------------------------
     for cb in range(NUM_CB):
@@ -1018,6 +1050,7 @@ def cln_forward(
         ABLATE=_DIAG_ABLATE,
         PAIRS=p.pairs,
         ASM=x.device.type == "cuda",
+        FUSE=CLN_FUSED_SUMS,
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
     )
@@ -1071,6 +1104,7 @@ def cln_backward(
         PAIRS=p.pairs,
         ASM=x.device.type == "cuda",
         OVERLAP=CLN_PREFIX_OVERLAP,
+        FUSE=CLN_FUSED_SUMS,
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
     )
