@@ -57,7 +57,8 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "fwd16 tile16k": {"CLN_FWD_TILE": 16384},
         # The backward's suffix words waited for one load after another (before session 13).
         "sequential prefix": {"CLN_PREFIX_OVERLAP": False},
-        # Three separate sums / scans where one tuple reduction or scan does (before session 14).
+        # The backward's three separate sums / scans where one tuple reduction / scan does
+        # (before session 14).
         "unfused sums": {"CLN_FUSED_SUMS": False},
         # fp32: 128 values per thread capped at 200 registers (5 programs per SM, not 4).
         "fwd ept128 nreg200": {"CLN_FWD_EPT": 128, "CLN_FWD_MAXNREG": 200},
@@ -97,11 +98,7 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
     },
 }
 SEED_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
-    "triton": {
-        "default": {},
-        "min_tiles1": {"CLN_MIN_TILES_PER_SM": 1},
-        "unfused sums": {"CLN_FUSED_SUMS": False},
-    },
+    "triton": {"default": {}, "min_tiles1": {"CLN_MIN_TILES_PER_SM": 1}},
     "cuda_ext": {
         "default": {},
         "stream": {"CLN_RESIDENT": -1},

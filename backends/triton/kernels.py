@@ -161,10 +161,14 @@ CLN_CHUNK = 128
 #: another.  fwd+bwd +0.01-0.02 of copy bandwidth at all six target cases, twice in one call
 #: (H200, bench/results/nvidia-h200-s13b-ab-overlap-*.log).  False: the sequential order.
 CLN_PREFIX_OVERLAP = True
-#: Independent sums and scans over the same axis done as one tuple ``tl.reduce`` /
-#: ``tl.associative_scan`` (one cross-warp exchange and its barriers instead of three): the
-#: backward's three tile sums, its three suffix scans and its words' folds, the forward's
-#: tile aggregate.  The per-operand order of the additions is the same either way.
+#: The backward's independent sums and scans over one axis as one tuple ``tl.reduce`` /
+#: ``tl.associative_scan`` each (its three tile sums, its three suffix scans, the folds of its
+#: three kinds of words): one cross-warp exchange and its barriers instead of three (SASS,
+#: bf16 packed target tile: 76 -> 54 barriers, registers and spills unchanged).  The
+#: per-operand order of the additions is the same.  H200, two rounds in one call, fwd+bwd:
+#: 0.3-2.8 us faster at all six target cases in both rounds but one (fp32 (4, 256, 16000):
+#: 144.1 / 143.1 against 143.8 / 144.0 us), e.g. (2, 128, 64000) bf16 119.7-119.8 ->
+#: 118.1-118.2 us (bench/results/nvidia-h200-s14c-ab-fused-*.log).  False: three each.
 CLN_FUSED_SUMS = True
 #: Tickets in runs of this many consecutive tiles of one sequence (1: batch-interleaved).
 #: Neighbouring tiles continue each other's row segments in memory, so runs help DRAM: the
@@ -425,11 +429,16 @@ def _sum3(a, b, c, FUSE: tl.constexpr):
 
 
 @triton.jit
-def _last3(sn, sm, sM, BT: tl.constexpr, FUSE: tl.constexpr):
+def _last3(sn, sm, sM, BT: tl.constexpr):
     """The last element of an inclusive scan (the tile aggregate: padding frames are
-    identities)."""
+    identities).  Three sums: as one tuple reduction (``_sum3``) the forward took 48.7-49.3 us
+    against 47.6-47.9 at (4, 256, 16000) fp32 and was even elsewhere (H200, two rounds in one
+    call, bench/results/nvidia-h200-s14c-ab-fused-*.log)."""
     last = tl.arange(0, BT) == BT - 1
-    return _sum3(tl.where(last, sn, 0.0), tl.where(last, sm, 0.0), tl.where(last, sM, 0.0), FUSE)
+    an = tl.sum(tl.where(last, sn, 0.0), axis=0)
+    am = tl.sum(tl.where(last, sm, 0.0), axis=0)
+    aM = tl.sum(tl.where(last, sM, 0.0), axis=0)
+    return an, am, aM
 
 
 @triton.jit
@@ -525,7 +534,6 @@ def _cln_fwd_kernel(
     ABLATE: tl.constexpr,
     PAIRS: tl.constexpr,
     ASM: tl.constexpr,
-    FUSE: tl.constexpr,
 ):
     b, i, j = _ticket(scr_ptr, B, NTB, False, RUN)
     t_ptr = scr_ptr + SCR_OFF + b * NTB  # this sequence's tile aggregate words
@@ -594,7 +602,7 @@ def _cln_fwd_kernel(
         # Inclusive scan over frames; padding frames (n = 0) are identities, so the last
         # element is the tile aggregate.
         sn, sm, sM = tl.associative_scan((fn, fm, fM), 0, _chan)
-        an, am, aM = _last3(sn, sm, sM, BT, FUSE)
+        an, am, aM = _last3(sn, sm, sM, BT)
         tl.atomic_xchg(t_ptr + i, _pack_fwd(am, aM), sem="relaxed")
         if i % G == G - 1:
             _fwd_close_group(t_ptr, g_ptr, i, C, BT, G)
@@ -1050,7 +1058,6 @@ def cln_forward(
         ABLATE=_DIAG_ABLATE,
         PAIRS=p.pairs,
         ASM=x.device.type == "cuda",
-        FUSE=CLN_FUSED_SUMS,
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
     )
