@@ -92,18 +92,20 @@ BWD_FLAGS = {"HAS_COUNT": True, "HAS_GAMMA": True, "HAS_DG": True, "HAS_DB": Tru
 KERNELS = [("_cln_fwd_kernel", FWD_FLAGS), ("_cln_bwd_kernel", BWD_FLAGS)]
 
 
+def _direction_knobs(kernel: str) -> dict[str, object]:
+    """The constexprs only one direction's kernel takes, at their launch defaults."""
+    if kernel == "_cln_fwd_kernel":
+        return {"ABLATE": 0}
+    return {"OVERLAP": True, "FUSE": True}
+
+
 @pytest.mark.parametrize("ints", SIZES, ids=["ones", "target"])
 @pytest.mark.parametrize("kernel, flags", KERNELS, ids=["fwd", "bwd"])
 def test_cln_kernels_compile(kernel, flags, ints):
     one = ints["C"] == 1
     tile = dict(BLOCK_C=2 if one else 512, BT=2 if one else 16, NUM_CB=1, SCR_OFF=16)
     prefix = dict(G=128, CHUNK=128, RUN=4, PAIRS=0, ASM=False)
-    const = {**flags, **tile, **prefix}
-    if kernel == "_cln_fwd_kernel":
-        const["ABLATE"] = 0
-    else:
-        const["OVERLAP"] = True
-        const["FUSE"] = True
+    const = {**flags, **tile, **prefix, **_direction_knobs(kernel)}
     _compile(kernel, ints, const, num_warps=4)
 
 
@@ -115,11 +117,7 @@ def test_cln_kernels_compile_pairs(kernel, flags, dtype, pairs):
     ints = {"B": 2, "C": 128, "T": 64000, "NTB": 1000, "NG": 8}
     tile = dict(BLOCK_C=128, BT=64, NUM_CB=1, SCR_OFF=16)
     const = {**flags, **tile, "G": 128, "CHUNK": 128, "RUN": 1, "PAIRS": pairs, "ASM": True}
-    if kernel == "_cln_fwd_kernel":
-        const["ABLATE"] = 0
-    else:
-        const["OVERLAP"] = True
-        const["FUSE"] = True
+    const.update(_direction_knobs(kernel))
     _compile(kernel, ints, const, num_warps=2 if kernel == "_cln_fwd_kernel" else 4, dtype=dtype)
 
 

@@ -489,6 +489,21 @@ def _unpack_tile(w, HALF: tl.constexpr, ASM: tl.constexpr):
 
 
 @triton.jit
+def _pair_words(i, offs_c, cmask, T, BT: tl.constexpr):
+    """Tile i of a sequence as int32 words of two 16-bit frames (T even): each word's offset
+    from the sequence start, in words, and its mask (BLOCK_C, BT/2)."""
+    offs_w = i * (BT // 2) + tl.arange(0, BT // 2)
+    wmask = cmask[:, None] & (offs_w < T // 2)[None, :]
+    return offs_c[:, None] * (T // 2) + offs_w[None, :], wmask
+
+
+@triton.jit
+def _words(ptr):
+    """A 16-bit tensor's pointer as a pointer to int32 words of two values."""
+    return ptr.to(tl.pointer_type(tl.int32), bitcast=True)
+
+
+@triton.jit
 def _pack_tile(y, HALF: tl.constexpr):
     """The tile (BLOCK_C, BT) in float32 -> words (BLOCK_C, BT/2) of two rounded 16-bit
     values."""
@@ -561,11 +576,8 @@ def _cln_fwd_kernel(
         fn = tl.where(tmask, C, 0).to(tl.float32)
         if PAIRS != 0:
             # 16-bit x as int32 words of two frames (T even), held packed until the output.
-            offs_w = i * (BT // 2) + tl.arange(0, BT // 2)
-            wmask = cmask[:, None] & (offs_w < T // 2)[None, :]
-            woffs = offs_c[:, None] * (T // 2) + offs_w[None, :]
-            xw_base = x_base.to(tl.pointer_type(tl.int32), bitcast=True)
-            xw = tl.load(xw_base + woffs, mask=wmask, other=0)
+            woffs, wmask = _pair_words(i, offs_c, cmask, T, BT)
+            xw = tl.load(_words(x_base) + woffs, mask=wmask, other=0)
             x = _unpack_tile(xw, PAIRS, False)
         else:
             x = tl.load(x_base + offs, mask=mask, other=0.0).to(tl.float32)
@@ -635,8 +647,7 @@ def _cln_fwd_kernel(
             bet = tl.load(beta_ptr + cc, mask=cmask, other=0.0).to(tl.float32)
             out = out + bet[:, None]
         if NUM_CB == 1 and PAIRS != 0:
-            yw_base = y_base.to(tl.pointer_type(tl.int32), bitcast=True)
-            tl.store(yw_base + woffs, _pack_tile(out, PAIRS), mask=wmask)
+            tl.store(_words(y_base) + woffs, _pack_tile(out, PAIRS), mask=wmask)
         else:
             tl.store(y_base + offs, out.to(y_ptr.dtype.element_ty), mask=mask)
 
@@ -763,13 +774,9 @@ def _cln_bwd_kernel(
         if PAIRS != 0:
             # 16-bit x and dy as int32 words of two frames, held packed until dx (see the
             # forward).
-            offs_w = i * (BT // 2) + tl.arange(0, BT // 2)
-            wmask = cmask[:, None] & (offs_w < T // 2)[None, :]
-            woffs = offs_c[:, None] * (T // 2) + offs_w[None, :]
-            xw = tl.load(x_base.to(tl.pointer_type(tl.int32), bitcast=True) + woffs, mask=wmask,
-                         other=0)
-            dyw = tl.load(dy_base.to(tl.pointer_type(tl.int32), bitcast=True) + woffs,
-                          mask=wmask, other=0)
+            woffs, wmask = _pair_words(i, offs_c, cmask, T, BT)
+            xw = tl.load(_words(x_base) + woffs, mask=wmask, other=0)
+            dyw = tl.load(_words(dy_base) + woffs, mask=wmask, other=0)
             # dy's sums first, then u from fresh unpackings: at most one float32 tile is live
             # beside the words.
             dy = _unpack_tile(dyw, PAIRS, False)
@@ -867,8 +874,7 @@ def _cln_bwd_kernel(
         dx = r[None, :] * gb - Sa[None, :] - (xb - K) * Sb[None, :]
         dx = dx + P[None, :]
         if NUM_CB == 1 and PAIRS != 0:
-            dxw_base = dx_base.to(tl.pointer_type(tl.int32), bitcast=True)
-            tl.store(dxw_base + woffs, _pack_tile(dx, PAIRS), mask=wmask)
+            tl.store(_words(dx_base) + woffs, _pack_tile(dx, PAIRS), mask=wmask)
         else:
             tl.store(dx_base + offs, dx.to(dx_ptr.dtype.element_ty), mask=mask)
 
