@@ -13,6 +13,9 @@ project's kernels:
   writes it: the pattern plus the hold that the statistics force.
 * ``hold_async``: the same hold, the loads issued all at once with cp.async (every copy of the
   tile in flight, no registers): whether the hold's limit is memory-level parallelism.
+* ``hold_bulk``: the same hold moved by the bulk-copy (TMA) unit, one 1-D ``cp.async.bulk`` per
+  channel row in and one out, completing on an mbarrier (sm_90): with ``--threads 32`` a block
+  is one warp and shared memory alone bounds the tiles in flight per SM.
 
 One block per tile (256 threads unless ``--threads``), tiles in time order within a sequence
 (adjacent blocks, adjacent frames).  Timing: CUDA events around 10 back-to-back launches, median
@@ -117,11 +120,53 @@ extern "C" __global__ void tile_hold_async(const uint4* __restrict__ x, uint4* _
   __syncthreads();
   store_tile(y, s, p, C, Lp, PPR);
 }
+
+// hold, moved by the bulk-copy (TMA) unit: each channel row of the tile is one 1-D
+// cp.async.bulk into shared memory, completing on one mbarrier, and one bulk store back.
+// No thread holds data or issues a 16-byte access, so a small block (one warp) can keep a
+// whole tile in flight and many tiles fit an SM (shared memory is the only limit).
+extern "C" __global__ void tile_hold_bulk(const uint4* __restrict__ x, uint4* __restrict__ y,
+                                          int C, int Lp, int PPR, int ntt) {
+  extern __shared__ __align__(128) uint4 s[];
+  __shared__ __align__(8) unsigned long long bar;
+  const int b = blockIdx.x / ntt, ti = blockIdx.x % ntt;
+  const int t0 = ti * PPR;
+  const int packs = min(PPR, Lp - t0);
+  const unsigned row_bytes = (unsigned)packs * 16u;
+  const long long base = (long long)b * C * Lp + t0;
+  const unsigned sbar = (unsigned)__cvta_generic_to_shared(&bar);
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(sbar) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  if (threadIdx.x == 0)
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(sbar),
+                 "r"(row_bytes * (unsigned)C) : "memory");
+  __syncthreads();  // the expected bytes are set before any copy can complete
+  for (int c = threadIdx.x; c < C; c += blockDim.x) {
+    const unsigned d = (unsigned)__cvta_generic_to_shared(s + c * PPR);
+    asm volatile(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+        ::"r"(d), "l"(x + base + (long long)c * Lp), "r"(row_bytes), "r"(sbar) : "memory");
+  }
+  unsigned done = 0;
+  while (!done)
+    asm volatile(
+        "{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\n\t"
+        "selp.u32 %0, 1, 0, p;\n\t}" : "=r"(done) : "r"(sbar) : "memory");
+  for (int c = threadIdx.x; c < C; c += blockDim.x) {
+    const unsigned src = (unsigned)__cvta_generic_to_shared(s + c * PPR);
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
+                 ::"l"(y + base + (long long)c * Lp), "r"(src), "r"(row_bytes) : "memory");
+  }
+  asm volatile("cp.async.bulk.commit_group;\n\tcp.async.bulk.wait_group.read 0;" ::: "memory");
+}
 """
 
 THREADS = 256  # default threads per block
 CALLS = 10  # launches per timed sample
-MODES = ("stream", "hold", "hold_async")
+MODES = ("stream", "hold", "hold_async", "hold_bulk")
 MAX_SMEM = 200 * 1024  # a hold tile above this does not fit an H200 SM (228 KB, one block)
 
 
@@ -159,7 +204,9 @@ def plan(
                 for mode in modes:
                     for nt in threads:
                         case = Case(shape, elem, ppr, mode, nt)
-                        if nt % ppr == 0 and case.smem <= MAX_SMEM:
+                        # hold_bulk: a thread issues whole rows, any block size works.
+                        fits = nt % ppr == 0 or mode == "hold_bulk"
+                        if fits and case.smem <= MAX_SMEM:
                             out.append(case)
     return out
 
