@@ -210,15 +210,18 @@ def test_cpu_results_never_take_a_gpu_file_name() -> None:
 
 def test_tile_skeleton_plan_keeps_only_legal_cases() -> None:
     """bench.tile_skeleton (GPU only) times what its plan lists: every case has T a whole number
-    of 16-byte packs, PPR dividing the block, and a hold tile that fits one SM."""
+    of 16-byte packs, PPR dividing the block (except hold_bulk, whose threads issue whole
+    rows), and a hold tile that fits one SM."""
     from bench.tile_skeleton import MAX_SMEM, THREADS, plan
 
     cases = plan([(16, 512, 4000), (1, 64, 301)], [4, 8, 16, 32, 64, 3])
     assert cases
     for case in cases:
         assert case.shape[2] * case.elem % 16 == 0
-        assert THREADS % case.ppr == 0 and case.smem <= MAX_SMEM
+        assert case.mode == "hold_bulk" or THREADS % case.ppr == 0
+        assert case.smem <= MAX_SMEM
         assert case.frames == case.ppr * 16 // case.elem
+    assert {c.mode for c in cases if c.ppr == 3} == {"hold_bulk"}
     # (1, 64, 301): 301 frames are no whole number of packs in either dtype.
     assert {c.shape for c in cases} == {(16, 512, 4000)}
     # 512 channels: a hold tile of PPR 32 (256 KB) does not fit; its stream twin is kept.
