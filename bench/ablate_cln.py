@@ -2,6 +2,7 @@
 
     python3 -m bench.ablate_cln              # time the ablation levels
     python3 -m bench.ablate_cln --once fp32  # two forward calls, for `ncu --launch-skip 1 -c 1`
+    python3 -m bench.ablate_cln --bwd        # the backward alone: levels, both backends
 
 Levels (``backends.triton.kernels._DIAG_ABLATE``; outputs are wrong for > 0):
 0 = the kernel; 1 = no wait for / reduction of the earlier tiles' aggregates;
@@ -69,11 +70,97 @@ def run_levels(
                 )
 
 
+def run_backward(shapes: list[tuple[int, int, int]], profile: bool = True) -> None:
+    """Time the cLN backward alone (``cln_backward`` of each backend's kernels module, on the
+    statistics of its own forward; CUDA-graph replay): the Triton kernel at its ablation
+    levels (``_DIAG_ABLATE_BWD``), both backends with and without dgamma / dbeta, and
+    ``torch.add(x, dy, out=dx)``, which moves the same bytes (two reads, one write).  Then
+    the kernels of one Triton backward call (torch.profiler), to place the time outside the
+    kernel (the workspace memset, the partials' sums)."""
+    bw = copy_bandwidth(torch.device("cuda")).gbps * 1e9
+    print(f"copy bandwidth {bw / 1e9:.0f} GB/s", flush=True)
+    for name_d, dtype in DTYPES.items():
+        for shape in shapes:
+            _backward_case(shape, name_d, dtype, bw, profile)
+
+
+def _backward_case(
+    shape: tuple[int, int, int], name_d: str, dtype: torch.dtype, bw: float, profile: bool
+) -> None:
+    from backends.cuda_ext import kernels as CK
+
+    B, C, T = shape
+    x = (torch.randn(shape, device="cuda") + 0.5).to(dtype)
+    dy = torch.randn(shape, device="cuda").to(dtype)
+    g = (torch.rand(C, device="cuda") + 0.5).to(dtype)
+    dx = torch.empty_like(x)
+    dg = torch.empty(C, device="cuda")
+    db = torch.empty(C, device="cuda")
+    nbytes = 3 * x.numel() * x.element_size()
+
+    def line(what: str, ms: float) -> None:
+        gbs = nbytes / (ms * 1e-3)
+        print(
+            f"{str(shape):18s} {name_d} {what:28s} {ms * 1e3:8.1f} us "
+            f"{gbs / 1e9:6.0f} GB/s {gbs / bw:5.2f}",
+            flush=True,
+        )
+
+    line("torch.add (same bytes)", t_ms(lambda: torch.add(x, dy, out=dx)))
+    for name, mod in {"triton": K, "cuda_ext": CK}.items():
+        y = torch.empty_like(x)
+        mean = torch.empty((B, T), device="cuda")
+        rstd = torch.empty((B, T), device="cuda")
+        m2 = torch.empty(B, device="cuda")
+        mod.cln_forward(x, g, None, 1e-5, None, y, mean, rstd, m2)
+        levels: dict[str, dict[str, object]] = {"full": {}}
+        if name == "triton":
+            levels |= {
+                "ablate1 no-suffix": {"_DIAG_ABLATE_BWD": 1},
+                "ablate2 no-sums": {"_DIAG_ABLATE_BWD": 2},
+                "ablate3 load-store": {"_DIAG_ABLATE_BWD": 3},
+            }
+        for lv, kw in levels.items():
+            for grads in (True, False):
+                with knobs(mod, kw):
+                    ms = t_ms(
+                        lambda mod=mod, grads=grads, mean=mean, rstd=rstd: mod.cln_backward(
+                            dy,
+                            x,
+                            g,
+                            mean,
+                            rstd,
+                            None,
+                            dx,
+                            dg if grads else None,
+                            db if grads else None,
+                        )
+                    )
+                line(f"{name} {lv}{'' if grads else ' no dg/db'}", ms)
+        if profile and name == "triton":
+            from torch.profiler import ProfilerActivity
+            from torch.profiler import profile as prof
+
+            torch.cuda.synchronize()
+            with prof(activities=[ProfilerActivity.CUDA]) as p:
+                for _ in range(5):
+                    K.cln_backward(dy, x, g, mean, rstd, None, dx, dg, db)
+                torch.cuda.synchronize()
+            for ev in p.key_averages():
+                us = getattr(ev, "device_time_total", 0) / max(ev.count, 1)
+                if us > 0:
+                    print(f"    kernel {ev.key[:64]:64s} x{ev.count / 5:.0f} {us:8.1f} us/call")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--once", choices=list(DTYPES), help="run two forwards of the first shape")
     ap.add_argument("--run", type=int, default=1, help="with --once: CLN_TICKET_RUN")
+    ap.add_argument("--bwd", action="store_true", help="the backward alone (run_backward)")
     args = ap.parse_args()
+    if args.bwd:
+        run_backward([(16, 512, 4000), (4, 256, 16000), (2, 128, 64000)])
+        return 0
     if args.once:
         with knobs(K, {"CLN_TICKET_RUN": args.run}):
             run_once("triton", SHAPES[0], DTYPES[args.once])

@@ -60,6 +60,11 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # The backward's three separate sums / scans where one tuple reduction / scan does
         # (before session 14).
         "unfused sums": {"CLN_FUSED_SUMS": False},
+        # Backward tiles of half / twice the default elements, and half the values per thread
+        # (twice the warps per tile).
+        "bwd tile4096": {"CLN_BWD_TILE": 4096},
+        "bwd tile16384": {"CLN_BWD_TILE": 16384},
+        "bwd ept32": {"CLN_BWD_EPT": 32},
         # fp32: 128 values per thread capped at 200 registers (5 programs per SM, not 4).
         "fwd ept128 nreg200": {"CLN_FWD_EPT": 128, "CLN_FWD_MAXNREG": 200},
     },

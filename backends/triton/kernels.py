@@ -202,6 +202,10 @@ RMS_BWD_STAGES_16BIT = 3
 #: 1 = the wait for / reduction of earlier aggregates, 2 = also the per-frame statistics,
 #: 3 = also the scan and the publication.  Timing the levels apart places the time.
 _DIAG_ABLATE = 0
+#: The same for the cLN backward: 1 = no publication and no wait for the later tiles' suffix
+#: words, 2 = also no per-frame sums and no dgamma / dbeta partials, 3 = also no in-tile scan
+#: (x and dy are loaded and dx stored: the backward's memory access pattern alone).
+_DIAG_ABLATE_BWD = 0
 
 # Offset (in int64 words) of the published words after the ticket counter: its own 128-B line.
 _SCR_OFF = 16
@@ -743,6 +747,7 @@ def _cln_bwd_kernel(
     ASM: tl.constexpr,
     OVERLAP: tl.constexpr,
     FUSE: tl.constexpr,
+    ABLATE: tl.constexpr,
 ):
     # Tickets from the last tile backwards: a tile waits only on later tiles (smaller tickets).
     b, i, j = _ticket(scr_ptr, B, NTB, True, RUN)
@@ -769,7 +774,19 @@ def _cln_bwd_kernel(
     n_t = cnt0 + (C * (offs_t + 1)).to(tl.float32)
 
     # ---- per-frame G1 = sum_c g, G2 = sum_c g*xhat (+ dgamma/dbeta partials) -----------
-    if NUM_CB == 1:
+    if ABLATE >= 2 and NUM_CB == 1:
+        # Diagnostic: the tile is loaded and held as below, but not summed.
+        cc, cmask, mask, offs = _cblock(0, offs_c, offs_t, tmask, C, T, BLOCK_C)
+        if PAIRS != 0:
+            woffs, wmask = _pair_words(i, offs_c, cmask, T, BT)
+            xw = tl.load(_words(x_base) + woffs, mask=wmask, other=0)
+            dyw = tl.load(_words(dy_base) + woffs, mask=wmask, other=0)
+        else:
+            x = tl.load(x_base + offs, mask=mask, other=0.0).to(tl.float32)
+            dy = tl.load(dy_base + offs, mask=mask, other=0.0).to(tl.float32)
+        G1 = tl.zeros([BT], tl.float32)
+        G2 = tl.zeros([BT], tl.float32)
+    elif NUM_CB == 1:
         cc, cmask, mask, offs = _cblock(0, offs_c, offs_t, tmask, C, T, BLOCK_C)
         if PAIRS != 0:
             # 16-bit x and dy as int32 words of two frames, held packed until dx (see the
@@ -837,14 +854,23 @@ def _cln_bwd_kernel(
     pv = bq * (mu - K)
 
     # ---- publish the tile's sums, close a group, get the exclusive suffix ---------------
-    ta, tb, tp = _sum3(a, bq, pv, FUSE)
-    tl.atomic_xchg(t_ptr + j, _pack_bwd(ta), sem="relaxed")
-    tl.atomic_xchg(t_ptr + NTB + j, _pack_bwd(tb), sem="relaxed")
-    tl.atomic_xchg(t_ptr + 2 * NTB + j, _pack_bwd(tp), sem="relaxed")
-    if j % G == G - 1:
-        _bwd_close_group(t_ptr, g_ptr, j, NTB, NG, G, OVERLAP, FUSE)
-    ea, eb, ep = _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G, CHUNK, OVERLAP, FUSE)
-    if FUSE:
+    if ABLATE >= 1:
+        ea = tl.zeros([], tl.float32)
+        eb = tl.zeros([], tl.float32)
+        ep = tl.zeros([], tl.float32)
+    else:
+        ta, tb, tp = _sum3(a, bq, pv, FUSE)
+        tl.atomic_xchg(t_ptr + j, _pack_bwd(ta), sem="relaxed")
+        tl.atomic_xchg(t_ptr + NTB + j, _pack_bwd(tb), sem="relaxed")
+        tl.atomic_xchg(t_ptr + 2 * NTB + j, _pack_bwd(tp), sem="relaxed")
+        if j % G == G - 1:
+            _bwd_close_group(t_ptr, g_ptr, j, NTB, NG, G, OVERLAP, FUSE)
+        ea, eb, ep = _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G, CHUNK, OVERLAP, FUSE)
+    if ABLATE >= 3:
+        Sa = tl.zeros([BT], tl.float32)
+        Sb = r  # keeps x in dx
+        P = tl.zeros([BT], tl.float32)
+    elif FUSE:
         Sa, Sb, P = tl.associative_scan((a, bq, pv), 0, _add3, reverse=True)
     else:
         Sa = tl.cumsum(a, axis=0, reverse=True)
@@ -1118,6 +1144,7 @@ def cln_backward(
         ASM=x.device.type == "cuda",
         OVERLAP=CLN_PREFIX_OVERLAP,
         FUSE=CLN_FUSED_SUMS,
+        ABLATE=_DIAG_ABLATE_BWD,
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
     )
