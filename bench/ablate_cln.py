@@ -75,8 +75,8 @@ def run_backward(shapes: list[tuple[int, int, int]], profile: bool = True) -> No
     statistics of its own forward; CUDA-graph replay): the Triton kernel at its ablation
     levels (``_DIAG_ABLATE_BWD``), both backends with and without dgamma / dbeta, and
     ``torch.add(x, dy, out=dx)``, which moves the same bytes (two reads, one write).  Then
-    the kernels of one Triton backward call (torch.profiler), to place the time outside the
-    kernel (the workspace memset, the partials' sums)."""
+    the kernels of one backward call of each backend (torch.profiler), to place the time
+    outside the main kernel (the workspace memset, the partials' column sums)."""
     bw = copy_bandwidth(torch.device("cuda")).gbps * 1e9
     print(f"copy bandwidth {bw / 1e9:.0f} GB/s", flush=True)
     for name_d, dtype in DTYPES.items():
@@ -137,14 +137,14 @@ def _backward_case(
                         )
                     )
                 line(f"{name} {lv}{'' if grads else ' no dg/db'}", ms)
-        if profile and name == "triton":
+        if profile:
             from torch.profiler import ProfilerActivity
             from torch.profiler import profile as prof
 
             torch.cuda.synchronize()
             with prof(activities=[ProfilerActivity.CUDA]) as p:
                 for _ in range(5):
-                    K.cln_backward(dy, x, g, mean, rstd, None, dx, dg, db)
+                    mod.cln_backward(dy, x, g, mean, rstd, None, dx, dg, db)
                 torch.cuda.synchronize()
             for ev in p.key_averages():
                 us = getattr(ev, "device_time_total", 0) / max(ev.count, 1)

@@ -141,33 +141,47 @@ def check_cln_backward(
     affine: bool = True,
     dc: float = 0.0,
     history_frames: int = 0,
+    wrt: tuple[str, ...] = ("gamma", "beta"),
 ) -> dict[str, float]:
     """Gradients against float64 autograd of the oracle.
 
     With ``history_frames`` > 0 the chunk continues a sequence (streaming
     state in), and the oracle sees those frames as detached history.
+    ``wrt``: the parameters that require a gradient (the others are frozen:
+    the backend is then asked for dgamma or dbeta alone).
     """
     gen, seed = new_generator()
     B, C, T = shape
     hist = randn((B, C, history_frames), dtype, device, gen, dc) if history_frames else None
     x = randn(shape, dtype, device, gen, dc).requires_grad_(True)
-    gamma, beta = _params(C, affine, dtype, device, gen, requires_grad=True)
+    gamma, beta = _params(C, affine, dtype, device, gen)
+    want = {
+        "gamma": gamma is not None and "gamma" in wrt,
+        "beta": beta is not None and "beta" in wrt,
+    }
+    if want["gamma"]:
+        gamma.requires_grad_(True)
+    if want["beta"]:
+        beta.requires_grad_(True)
     dy = randn(shape, dtype, device, gen)
     state = None
     if hist is not None:
         _, state = common.cln(hist, gamma, beta, backend=backend, return_state=True)
     y = common.cln(x, gamma, beta, backend=backend, state=state)
-    grads = torch.autograd.grad(y, [t for t in (x, gamma, beta) if t is not None], dy)
+    grads = torch.autograd.grad(
+        y, [t for t in (x, gamma, beta) if t is not None and t.requires_grad], dy
+    )
 
     x64 = x.detach().double().cpu().requires_grad_(True)
-    g64 = _cpu(gamma, grad=True)
-    b64 = _cpu(beta, grad=True)
+    g64 = _cpu(gamma, grad=want["gamma"])
+    b64 = _cpu(beta, grad=want["beta"])
     h64 = None if hist is None else hist.double().cpu()
     ref = cln_oracle(x64, g64, b64, history=h64)
     refs = torch.autograd.grad(
-        ref, [t for t in (x64, g64, b64) if t is not None], dy.double().cpu()
+        ref, [t for t in (x64, g64, b64) if t is not None and t.requires_grad], dy.double().cpu()
     )
-    names = ["dx", "dgamma", "dbeta"]
+    names = ["dx"] + [f"d{p}" for p in ("gamma", "beta") if want[p]]
+    assert len(grads) == len(names) == len(refs)
     # dx is a difference of terms of size r * g: judge it against that size.
     with torch.no_grad():
         full = (x64 if h64 is None else torch.cat([h64, x64], -1)).detach()

@@ -33,6 +33,15 @@ def test_backward(backend, device, shape, dtype, affine):
     harness.check_cln_backward(backend, device, shape, dtype, affine)
 
 
+@pytest.mark.parametrize("wrt", ["gamma", "beta"])
+@pytest.mark.parametrize("shape", [(2, 6, 50), (1, 40, 300)], ids=str)
+def test_backward_one_param(backend, device, shape, wrt):
+    """dgamma or dbeta alone (the other parameter frozen): a backend's partials buffer and
+    reduction then hold one kind only."""
+    _skip_unsupported(backend, torch.float32, device, "cln_bwd")
+    harness.check_cln_backward(backend, device, shape, torch.float32, True, wrt=(wrt,))
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
 def test_dc_offset_1000(backend, device, dtype):
     """fp32 with a DC offset of 1000 std: near 1e-4, where E[x^2]-E[x]^2 gives ~0.2."""

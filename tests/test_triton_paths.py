@@ -99,3 +99,25 @@ def test_pairs_16bit(tdevice, pairs, dtype, shape):
         harness.check_cln_forward("triton", tdevice, shape, dtype, True)
         harness.check_cln_backward("triton", tdevice, shape, dtype, True)
         harness.check_cln_streaming("triton", tdevice, shape, dtype)
+
+
+# The fixed-order column sums of the dgamma / dbeta / dw partials: one launch, and the split
+# over row segments with a second launch (K above COLSUM_ONE_LAUNCH_ROWS), outputs split into
+# two tensors at any column.
+@pytest.mark.parametrize("K, W, split", [(1, 1, 1), (7, 3, 2), (300, 130, 65), (2000, 300, 300)])
+def test_colsum(tdevice, K, W, split):
+    from backends.triton import kernels as K_
+
+    gen = torch.Generator().manual_seed(K * 1000 + W)
+    parts64 = torch.randn((K, W), generator=gen, dtype=torch.float64)
+    parts = parts64.float().to(tdevice)
+    outs = []
+    for _ in range(2):
+        a = torch.full((split,), float("nan"), device=tdevice)
+        b = torch.full((W - split,), float("nan"), device=tdevice)
+        K_.colsum(parts, a, b if W > split else None)
+        outs.append(torch.cat([a, b]).cpu())
+    want = parts.double().cpu().sum(0)
+    tol = 1e-6 * (K**0.5) * parts64.abs().max().item() + 1e-6
+    torch.testing.assert_close(outs[0].double(), want, rtol=0, atol=tol)
+    assert torch.equal(outs[0], outs[1])  # the same order of additions every call

@@ -61,7 +61,8 @@ Per frame: ``g = dy*gamma``, ``xhat = (x-mu)*r``, ``G1 = sum_c g``, ``G2 = sum_c
 ``a = r*G1/n``, ``b = r^2*G2/n``; with ``K = mean[b, 0]``:
 ``dx = r*g - S_a - (x-K)*S_b + P`` where ``S_a, S_b, P`` are suffix sums of ``a, b, b*(mu-K)``
 (exactly ``common.eager.cln_backward``).  ``x`` and ``dy`` are read once.  dgamma/dbeta are
-per-tile partials in a float32 scratch, summed by torch in a fixed order (deterministic).
+per-tile partials in one float32 scratch, summed by ``colsum`` in a fixed order
+(deterministic).
 Groups are counted in processing order (j = NTB-1-i).
 
 RMSNorm
@@ -69,7 +70,7 @@ RMSNorm
 Forward: a row (or several short rows) per program, in registers; beyond
 ``RMS_FWD_MAX_BLOCK_N`` columns a row-statistics kernel plus a 2-D elementwise kernel.
 Backward: persistent-style programs, each over a contiguous range of rows, accumulating its
-dw partial in registers; a fixed-order ``torch.sum`` reduces the partials.  Beyond
+dw partial in registers; ``colsum`` reduces the partials in a fixed order.  Beyond
 ``RMS_BWD_MAX_BLOCK_N`` columns a row-dot kernel first computes mean(g*xhat) per row and the
 main kernel is split over column blocks.
 
@@ -175,6 +176,16 @@ CLN_FUSED_SUMS = True
 #: load-store skeleton of (16, 512, 4000) fp32 went 0.72 -> 0.83 of copy bandwidth in pure time
 #: order, but the kernel did not (each tile then waits on the tile just started before it).
 CLN_TICKET_RUN = 1
+
+#: ``colsum`` (the fixed-order column sums of the dgamma / dbeta / dw partials): one launch up
+#: to this many rows; above, the rows are split into segments of at least ``COLSUM_MIN_SEG``
+#: rows over about ``COLSUM_PROGRAMS`` programs, and a second launch sums the segments.  Both
+#: depend only on the partials' shape, so the summation order (the result) is the same on any
+#: GPU.  torch.sum(dim=0) of the same partials took 8.3-11.5 us per call at the cLN target
+#: shapes, two calls per backward (H200, bench/results/nvidia-h200-s16-ablate-bwd.log).
+COLSUM_ONE_LAUNCH_ROWS = 256
+COLSUM_MIN_SEG = 64
+COLSUM_PROGRAMS = 512
 
 #: RMSNorm: single-pass (row in registers) up to this many columns (next_pow2).
 RMS_FWD_MAX_BLOCK_N = 32768
@@ -732,6 +743,7 @@ def _cln_bwd_kernel(
     T,
     NTB,
     NG,
+    PW,
     HAS_COUNT: tl.constexpr,
     HAS_GAMMA: tl.constexpr,
     HAS_DG: tl.constexpr,
@@ -752,6 +764,7 @@ def _cln_bwd_kernel(
     # Tickets from the last tile backwards: a tile waits only on later tiles (smaller tickets).
     b, i, j = _ticket(scr_ptr, B, NTB, True, RUN)
     tile = b * NTB + i
+    prow = tile.to(tl.int64) * PW  # this tile's row of dgamma / dbeta partials
     t_ptr = scr_ptr + SCR_OFF + 3 * (b * NTB)  # a, b, p words by processing index: 3 x NTB
     g_ptr = scr_ptr + SCR_OFF + 3 * (B * NTB) + 3 * (b * NG)  # group words: 3 x NG
 
@@ -803,14 +816,14 @@ def _cln_bwd_kernel(
             else:
                 G1 = tl.sum(dy, axis=0)
             if HAS_DB:
-                tl.store(dbp_ptr + tile * C + offs_c, tl.sum(dy, axis=1), mask=cmask)
+                tl.store(dbp_ptr + prow + offs_c, tl.sum(dy, axis=1), mask=cmask)
             u = _unpack_tile(dyw, PAIRS, ASM) * (_unpack_tile(xw, PAIRS, ASM) - mu[None, :])
             if HAS_GAMMA:
                 G2 = r * tl.sum(u * gam[:, None], axis=0)
             else:
                 G2 = r * tl.sum(u, axis=0)
             if HAS_DG:
-                tl.store(dgp_ptr + tile * C + offs_c, tl.sum(u * r[None, :], axis=1), mask=cmask)
+                tl.store(dgp_ptr + prow + offs_c, tl.sum(u * r[None, :], axis=1), mask=cmask)
         else:
             x = tl.load(x_base + offs, mask=mask, other=0.0).to(tl.float32)
             dy = tl.load(dy_base + offs, mask=mask, other=0.0).to(tl.float32)
@@ -825,9 +838,9 @@ def _cln_bwd_kernel(
                 G1 = tl.sum(dy, axis=0)
                 G2 = r * tl.sum(u, axis=0)
             if HAS_DG:
-                tl.store(dgp_ptr + tile * C + offs_c, tl.sum(u * r[None, :], axis=1), mask=cmask)
+                tl.store(dgp_ptr + prow + offs_c, tl.sum(u * r[None, :], axis=1), mask=cmask)
             if HAS_DB:
-                tl.store(dbp_ptr + tile * C + offs_c, tl.sum(dy, axis=1), mask=cmask)
+                tl.store(dbp_ptr + prow + offs_c, tl.sum(dy, axis=1), mask=cmask)
     else:
         G1 = tl.zeros([BT], tl.float32)
         G2 = tl.zeros([BT], tl.float32)
@@ -844,9 +857,9 @@ def _cln_bwd_kernel(
                 G1 += tl.sum(dyb, axis=0)
                 G2 += tl.sum(ub, axis=0)
             if HAS_DG:
-                tl.store(dgp_ptr + tile * C + cc, tl.sum(ub * r[None, :], axis=1), mask=cmask)
+                tl.store(dgp_ptr + prow + cc, tl.sum(ub * r[None, :], axis=1), mask=cmask)
             if HAS_DB:
-                tl.store(dbp_ptr + tile * C + cc, tl.sum(dyb, axis=1), mask=cmask)
+                tl.store(dbp_ptr + prow + cc, tl.sum(dyb, axis=1), mask=cmask)
         G2 = r * G2
 
     a = r * G1 / n_t
@@ -903,6 +916,73 @@ def _cln_bwd_kernel(
             tl.store(_words(dx_base) + woffs, _pack_tile(dx, PAIRS), mask=wmask)
         else:
             tl.store(dx_base + offs, dx.to(dx_ptr.dtype.element_ty), mask=mask)
+
+
+# ============================================================================================
+# Fixed-order column sums of per-program partials (dgamma, dbeta, dw)
+# ============================================================================================
+@triton.jit
+def _colsum_kernel(
+    in_ptr,
+    out0_ptr,
+    out1_ptr,
+    K,
+    W,
+    SPLIT,
+    seg,
+    ldo,
+    BLOCK_R: tl.constexpr,
+    BLOCK_W: tl.constexpr,
+):
+    """Program (w, s): the sums of rows [s*seg, (s+1)*seg) of columns [w*BLOCK_W, ...) of
+    the (K, W) float32 ``in``; columns below SPLIT go to out0[s*ldo + col], the others to
+    out1[s*ldo + col - SPLIT].  The order of the additions depends only on the arguments."""
+    cols = tl.program_id(0) * BLOCK_W + tl.arange(0, BLOCK_W)
+    cmask = cols < W
+    r0 = tl.program_id(1) * seg
+    r1 = tl.minimum(K, r0 + seg)
+    lane = tl.arange(0, BLOCK_R)
+    acc = tl.zeros([BLOCK_R, BLOCK_W], tl.float32)
+    for r in range(r0, r1, BLOCK_R):
+        rows = r + lane
+        m = (rows < r1)[:, None] & cmask[None, :]
+        acc += tl.load(in_ptr + rows.to(tl.int64)[:, None] * W + cols[None, :], mask=m, other=0.0)
+    tot = tl.sum(acc, axis=0)
+    o = tl.program_id(1).to(tl.int64) * ldo
+    tl.store(out0_ptr + o + cols, tot, mask=cmask & (cols < SPLIT))
+    tl.store(out1_ptr + o + (cols - SPLIT), tot, mask=cmask & (cols >= SPLIT))
+
+
+def _colsum_split(K: int, nwb: int) -> tuple[int, int]:
+    """(segments S, rows per segment) of a column sum over K rows in ``nwb`` column blocks."""
+    if K <= COLSUM_ONE_LAUNCH_ROWS:
+        return 1, K
+    s = max(1, min(-(-K // COLSUM_MIN_SEG), -(-COLSUM_PROGRAMS // nwb)))
+    seg = -(-K // s)
+    return -(-K // seg), seg
+
+
+def colsum(parts: Tensor, out0: Tensor, out1: Tensor | None = None) -> None:
+    """Column sums of the float32 (K, W) ``parts`` in a fixed order (bitwise reproducible):
+    columns [0, len(out0)) into ``out0``, the rest into ``out1``, both 1-D float32."""
+    K, W = parts.shape
+    split = out0.numel()
+    out1 = out0 if out1 is None else out1
+    block_w = min(128, max(2, _next_pow2(W)))
+    nwb = triton.cdiv(W, block_w)
+    S, seg = _colsum_split(K, nwb)
+    if S == 1:
+        _colsum_kernel[(nwb, 1)](
+            parts, out0, out1, K, W, split, K, 0, BLOCK_R=8, BLOCK_W=block_w, num_warps=4
+        )
+        return
+    mid = torch.empty((S, W), dtype=torch.float32, device=parts.device)
+    _colsum_kernel[(nwb, S)](
+        parts, mid, mid, K, W, W, seg, W, BLOCK_R=8, BLOCK_W=block_w, num_warps=4
+    )
+    _colsum_kernel[(nwb, 1)](
+        mid, out0, out1, S, W, split, S, 0, BLOCK_R=8, BLOCK_W=block_w, num_warps=4
+    )
 
 
 # ============================================================================================
@@ -1109,10 +1189,13 @@ def cln_backward(
     B, C, T = x.shape
     p = _cln_plan(x, forward=False)
     scr = torch.zeros(_SCR_OFF + 3 * B * (p.ntb + p.ng), dtype=torch.int64, device=x.device)
-    # Per-tile partials of dgamma/dbeta, indexed by tile (not ticket): the fixed-order sum
-    # below is then deterministic.
-    dgp = torch.empty((p.nt, C), dtype=torch.float32, device=x.device) if dgamma is not None else dx
-    dbp = torch.empty((p.nt, C), dtype=torch.float32, device=x.device) if dbeta is not None else dx
+    # Per-tile partials of dgamma and dbeta side by side in one (tiles, PW) buffer, indexed by
+    # tile (not ticket): the fixed-order column sum below is then deterministic, and one
+    # launch sums both.
+    pw = C * ((dgamma is not None) + (dbeta is not None))
+    parts = torch.empty((p.nt, pw), dtype=torch.float32, device=x.device) if pw else dx
+    dgp = parts if dgamma is not None else dx
+    dbp = parts[:, C:] if dgamma is not None and dbeta is not None else parts
     _cln_bwd_kernel[(p.nt,)](
         dy,
         x,
@@ -1129,6 +1212,7 @@ def cln_backward(
         T,
         p.ntb,
         p.ng,
+        pw,
         HAS_COUNT=count is not None,
         HAS_GAMMA=gamma is not None,
         HAS_DG=dgamma is not None,
@@ -1149,9 +1233,9 @@ def cln_backward(
         maxnreg=p.maxnreg,
     )
     if dgamma is not None:
-        torch.sum(dgp, dim=0, out=dgamma)
-    if dbeta is not None:
-        torch.sum(dbp, dim=0, out=dbeta)
+        colsum(parts, dgamma, dbeta)
+    elif dbeta is not None:
+        colsum(parts, dbeta)
 
 
 # ============================================================================================
@@ -1498,4 +1582,4 @@ def rmsnorm_backward(
         num_warps=num_warps,
     )
     if dw is not None:
-        torch.sum(dwp, dim=0, out=dw)
+        colsum(dwp, dw)
