@@ -9,9 +9,12 @@ set -uo pipefail
 source bench/gpu_env.sh
 timeout -s KILL ${T_ABL:-200} python3 -m bench.ablate_cln --bwd > "$OUT/ablate-bwd.log" 2>&1
 echo "ablate rc=$?"; grep -v Warn "$OUT/ablate-bwd.log"
-timeout -s KILL ${T_TUNE:-150} python3 -m bench.tune --backend triton --ops cln,rmsnorm \
-  --parts shapes --quick > "$OUT/tune-colsum.log" 2>&1
+timeout -s KILL ${T_TUNE:-150} python3 -m bench.tune --backend triton --ops cln \
+  --parts shapes --variants "default,bwd tile16384" > "$OUT/tune-colsum.log" 2>&1
 echo "tune rc=$?"; cat "$OUT/tune-colsum.log"
+timeout -s KILL ${T_TUNE:-100} python3 -m bench.tune --backend triton --ops rmsnorm --quick \
+  > "$OUT/tune-colsum-rms.log" 2>&1
+echo "tune rc=$?"; cat "$OUT/tune-colsum-rms.log"
 timeout -s KILL ${T_TESTS:-200} python3 -m pytest -q -p no:cacheprovider \
   tests/test_cln.py tests/test_rmsnorm.py tests/test_triton_paths.py -k "triton or colsum or one_param" \
   > "$OUT/test-triton.log" 2>&1
