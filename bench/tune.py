@@ -65,6 +65,12 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "bwd tile4096": {"CLN_BWD_TILE": 4096},
         "bwd tile16384": {"CLN_BWD_TILE": 16384},
         "bwd ept32": {"CLN_BWD_EPT": 32},
+        # The backward's tile rows at least 128 B (fp32: C = 512 -> 32 frames, 8 warps, one
+        # program per SM) or, 16-bit, 32 B (C = 512 -> 16 frames, 4 warps, 3 programs per SM
+        # instead of one of 8 warps) / 128 B (C = 256 -> 64 frames, 8 warps).
+        "bwd minrow128": {"CLN_BWD_MIN_ROW_BYTES": 128},
+        "bwd16 minrow32": {"CLN_BWD_MIN_ROW_BYTES_16BIT": 32},
+        "bwd16 minrow128": {"CLN_BWD_MIN_ROW_BYTES_16BIT": 128},
         # fp32: 128 values per thread capped at 200 registers (5 programs per SM, not 4).
         "fwd ept128 nreg200": {"CLN_FWD_EPT": 128, "CLN_FWD_MAXNREG": 200},
     },

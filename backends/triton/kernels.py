@@ -147,6 +147,9 @@ CLN_LOOP_BLOCK_C = 1024
 #: the load-store skeleton faster, 0.71 -> 0.79 at (16, 512, 4000) fp32, but the whole kernel
 #: no faster or slower: the per-frame reductions then span 8-16 warps.)
 CLN_MIN_ROW_BYTES = 64
+#: The backward's own minimum (None: ``CLN_MIN_ROW_BYTES``), for 4-byte and 2-byte inputs.
+CLN_BWD_MIN_ROW_BYTES: int | None = None
+CLN_BWD_MIN_ROW_BYTES_16BIT: int | None = None
 CLN_MAX_BT = 1024
 #: Small problems: halve BT (down to the minimum above) until there are at least this many
 #: tiles per SM, so that a latency-bound launch (e.g. the (80, 64, 301) seed) fills the GPU.
@@ -1073,6 +1076,11 @@ def _pairs(x: Tensor, forward: bool, num_cb: int) -> int:
     return {torch.bfloat16: 1, torch.float16: 2}.get(x.dtype, 0)
 
 
+def _min_row_bytes(forward: bool, half: bool) -> int:
+    knob = None if forward else (CLN_BWD_MIN_ROW_BYTES_16BIT if half else CLN_BWD_MIN_ROW_BYTES)
+    return CLN_MIN_ROW_BYTES if knob is None else knob
+
+
 def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
     """The forward's or the backward's launch plan for ``x`` (one rule, two sets of knobs)."""
     B, C, T = x.shape
@@ -1096,7 +1104,7 @@ def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
         CLN_FWD_MAXNREG_UNALIGNED if forward else CLN_BWD_MAXNREG_UNALIGNED,
         CLN_MAX_BLOCK_C,
         CLN_LOOP_BLOCK_C,
-        CLN_MIN_ROW_BYTES,
+        _min_row_bytes(forward, half),
         CLN_MAX_BT,
         CLN_MIN_TILES_PER_SM,
     )
