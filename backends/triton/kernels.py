@@ -148,8 +148,12 @@ CLN_LOOP_BLOCK_C = 1024
 #: no faster or slower: the per-frame reductions then span 8-16 warps.)
 CLN_MIN_ROW_BYTES = 64
 #: The backward's own minimum (None: ``CLN_MIN_ROW_BYTES``), for 4-byte and 2-byte inputs.
-CLN_BWD_MIN_ROW_BYTES: int | None = None
-CLN_BWD_MIN_ROW_BYTES_16BIT: int | None = None
+#: Both change only C = 512 among the target shapes.  fp32 128 B: 32 frames, one program of 8
+#: warps per SM instead of two of 4, fwd+bwd 252.7 -> 237.1 us at (16, 512, 4000); 16-bit
+#: 32 B: 16 frames, three programs of 4 warps per SM instead of one of 8, bf16 207.3 -> 188.6
+#: us (H200, bench/results/nvidia-h200-s16c-tune-minrow-1.log).
+CLN_BWD_MIN_ROW_BYTES: int | None = 128
+CLN_BWD_MIN_ROW_BYTES_16BIT: int | None = 32
 CLN_MAX_BT = 1024
 #: Small problems: halve BT (down to the minimum above) until there are at least this many
 #: tiles per SM, so that a latency-bound launch (e.g. the (80, 64, 301) seed) fills the GPU.
