@@ -70,7 +70,7 @@ RMSNorm
 Forward: a row (or several short rows) per program, in registers; beyond
 ``RMS_FWD_MAX_BLOCK_N`` columns a row-statistics kernel plus a 2-D elementwise kernel.
 Backward: persistent-style programs, each over a contiguous range of rows, accumulating its
-dw partial in registers; ``colsum`` reduces the partials in a fixed order.  Beyond
+dw partial in registers; a fixed-order ``torch.sum`` reduces the partials.  Beyond
 ``RMS_BWD_MAX_BLOCK_N`` columns a row-dot kernel first computes mean(g*xhat) per row and the
 main kernel is split over column blocks.
 
@@ -184,12 +184,13 @@ CLN_FUSED_SUMS = True
 #: order, but the kernel did not (each tile then waits on the tile just started before it).
 CLN_TICKET_RUN = 1
 
-#: ``colsum`` (the fixed-order column sums of the dgamma / dbeta / dw partials): one launch up
-#: to this many rows; above, the rows are split into segments of at least ``COLSUM_MIN_SEG``
-#: rows over about ``COLSUM_PROGRAMS`` programs, and a second launch sums the segments.  Both
-#: depend only on the partials' shape, so the summation order (the result) is the same on any
-#: GPU.  torch.sum(dim=0) of the same partials took 8.3-11.5 us per call at the cLN target
-#: shapes, two calls per backward (H200, bench/results/nvidia-h200-s16-ablate-bwd.log).
+#: ``colsum`` (the fixed-order column sums of the cLN backward's dgamma / dbeta partials): one
+#: launch up to this many rows; above, the rows are split into segments of at least
+#: ``COLSUM_MIN_SEG`` rows over about ``COLSUM_PROGRAMS`` programs, and a second launch sums
+#: the segments.  Both depend only on the partials' shape, so the summation order (the result)
+#: is the same on any GPU.  torch.sum(dim=0) of the same partials took 8.3-11.5 us per call at
+#: the cLN target shapes, two calls per backward; colsum 2 x 3.8-5.9 us for both kinds
+#: (H200, torch.profiler, bench/results/nvidia-h200-s16{,b}-ablate-bwd.log).
 COLSUM_ONE_LAUNCH_ROWS = 256
 COLSUM_MIN_SEG = 64
 COLSUM_PROGRAMS = 512
@@ -1594,4 +1595,8 @@ def rmsnorm_backward(
         num_warps=num_warps,
     )
     if dw is not None:
-        colsum(dwp, dw)
+        # torch.sum, not ``colsum``: these partials are few wide rows (about 2 x SMs rows of
+        # N), which torch reduces in one launch; colsum's two launches made the (2048, 4096)
+        # fwd+bwd 2.6-2.7 us slower in both dtypes (53.7 -> 56.3 us fp32, 34.1 -> 36.8 bf16;
+        # bench/results/nvidia-h200.md of sessions 15 and 16).  Fixed order: deterministic.
+        torch.sum(dwp, dim=0, out=dw)
