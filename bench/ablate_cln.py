@@ -1,4 +1,5 @@
 """Where the Triton cLN forward (and, with --bwd, each backend's backward) spends its time
+(GPU only; a diagnostic, not a benchmark).
 
     python3 -m bench.ablate_cln              # time the ablation levels
     python3 -m bench.ablate_cln --once fp32  # two forward calls, for `ncu --launch-skip 1 -c 1`
