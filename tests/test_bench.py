@@ -227,3 +227,18 @@ def test_tile_skeleton_plan_keeps_only_legal_cases() -> None:
     # 512 channels: a hold tile of PPR 32 (256 KB) does not fit; its stream twin is kept.
     assert not [c for c in cases if c.mode == "hold" and c.ppr >= 32]
     assert [c for c in cases if c.mode == "stream" and c.ppr == 32]
+
+
+def test_tune_variants_name_existing_knobs():
+    """Every launch variant of ``bench.tune`` sets constants its backend's kernel module has
+    (a renamed knob would otherwise be reported and skipped on the GPU, costing a call)."""
+    import importlib
+
+    from bench import tune
+
+    for table in (tune.CLN_VARIANTS, tune.SEED_VARIANTS, tune.RMS_BWD_VARIANTS):
+        for backend, variants in table.items():
+            mod = importlib.import_module(tune.MODULES[backend])
+            for name, kw in variants.items():
+                missing = [k for k in kw if not hasattr(mod, k)]
+                assert not missing, f"{backend} variant {name!r}: no knob {missing}"
