@@ -795,19 +795,7 @@ def _cln_bwd_kernel(
     n_t = cnt0 + (C * (offs_t + 1)).to(tl.float32)
 
     # ---- per-frame G1 = sum_c g, G2 = sum_c g*xhat (+ dgamma/dbeta partials) -----------
-    if ABLATE >= 2 and NUM_CB == 1:
-        # Diagnostic: the tile is loaded and held as below, but not summed.
-        cc, cmask, mask, offs = _cblock(0, offs_c, offs_t, tmask, C, T, BLOCK_C)
-        if PAIRS != 0:
-            woffs, wmask = _pair_words(i, offs_c, cmask, T, BT)
-            xw = tl.load(_words(x_base) + woffs, mask=wmask, other=0)
-            dyw = tl.load(_words(dy_base) + woffs, mask=wmask, other=0)
-        else:
-            x = tl.load(x_base + offs, mask=mask, other=0.0).to(tl.float32)
-            dy = tl.load(dy_base + offs, mask=mask, other=0.0).to(tl.float32)
-        G1 = tl.zeros([BT], tl.float32)
-        G2 = tl.zeros([BT], tl.float32)
-    elif NUM_CB == 1:
+    if NUM_CB == 1:
         cc, cmask, mask, offs = _cblock(0, offs_c, offs_t, tmask, C, T, BLOCK_C)
         if PAIRS != 0:
             # 16-bit x and dy as int32 words of two frames, held packed until dx (see the
@@ -815,6 +803,14 @@ def _cln_bwd_kernel(
             woffs, wmask = _pair_words(i, offs_c, cmask, T, BT)
             xw = tl.load(_words(x_base) + woffs, mask=wmask, other=0)
             dyw = tl.load(_words(dy_base) + woffs, mask=wmask, other=0)
+        else:
+            x = tl.load(x_base + offs, mask=mask, other=0.0).to(tl.float32)
+            dy = tl.load(dy_base + offs, mask=mask, other=0.0).to(tl.float32)
+        if ABLATE >= 2:
+            # Diagnostic: the tile is loaded and held as in the kernel, but not summed.
+            G1 = tl.zeros([BT], tl.float32)
+            G2 = tl.zeros([BT], tl.float32)
+        elif PAIRS != 0:
             # dy's sums first, then u from fresh unpackings: at most one float32 tile is live
             # beside the words.
             dy = _unpack_tile(dyw, PAIRS, False)
@@ -833,8 +829,6 @@ def _cln_bwd_kernel(
             if HAS_DG:
                 tl.store(dgp_ptr + prow + offs_c, tl.sum(u * r[None, :], axis=1), mask=cmask)
         else:
-            x = tl.load(x_base + offs, mask=mask, other=0.0).to(tl.float32)
-            dy = tl.load(dy_base + offs, mask=mask, other=0.0).to(tl.float32)
             # One tile-sized temporary u = dy*(x-mu): G2 = r*sum_c gamma*u and the dgamma
             # partial sum_t u*r both come from it, so only x, dy and u are live at the peak.
             u = dy * (x - mu[None, :])
