@@ -99,12 +99,14 @@ def _params(
     dtype: torch.dtype,
     device: torch.device,
     gen: torch.Generator,
-    requires_grad: bool = False,
+    grad: tuple[str, ...] = (),
 ) -> tuple[Tensor | None, Tensor | None]:
+    """gamma and beta (None, None unless ``affine``); those named in ``grad`` require a
+    gradient."""
     if not affine:
         return None, None
-    gamma = (1.0 + 0.5 * randn((C,), dtype, device, gen)).requires_grad_(requires_grad)
-    beta = (0.5 * randn((C,), dtype, device, gen)).requires_grad_(requires_grad)
+    gamma = (1.0 + 0.5 * randn((C,), dtype, device, gen)).requires_grad_("gamma" in grad)
+    beta = (0.5 * randn((C,), dtype, device, gen)).requires_grad_("beta" in grad)
     return gamma, beta
 
 
@@ -154,15 +156,8 @@ def check_cln_backward(
     B, C, T = shape
     hist = randn((B, C, history_frames), dtype, device, gen, dc) if history_frames else None
     x = randn(shape, dtype, device, gen, dc).requires_grad_(True)
-    gamma, beta = _params(C, affine, dtype, device, gen)
-    want = {
-        "gamma": gamma is not None and "gamma" in wrt,
-        "beta": beta is not None and "beta" in wrt,
-    }
-    if want["gamma"]:
-        gamma.requires_grad_(True)
-    if want["beta"]:
-        beta.requires_grad_(True)
+    gamma, beta = _params(C, affine, dtype, device, gen, grad=wrt)
+    want = {p: t is not None and t.requires_grad for p, t in (("gamma", gamma), ("beta", beta))}
     dy = randn(shape, dtype, device, gen)
     state = None
     if hist is not None:
