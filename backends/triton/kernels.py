@@ -969,6 +969,9 @@ def colsum(parts: Tensor, out0: Tensor, out1: Tensor | None = None) -> None:
     columns [0, len(out0)) into ``out0``, the rest into ``out1``, both 1-D float32."""
     K, W = parts.shape
     split = out0.numel()
+    held = split + (0 if out1 is None else out1.numel())
+    if held != W:
+        raise ValueError(f"colsum: the outputs hold {held} columns, the partials have {W}")
     out1 = out0 if out1 is None else out1
     block_w = min(128, max(2, _next_pow2(W)))
     nwb = triton.cdiv(W, block_w)
