@@ -121,3 +121,13 @@ def test_colsum(tdevice, K, W, split):
     tol = 1e-6 * (K**0.5) * parts64.abs().max().item() + 1e-6
     torch.testing.assert_close(outs[0].double(), want, rtol=0, atol=tol)
     assert torch.equal(outs[0], outs[1])  # the same order of additions every call
+
+
+def test_colsum_rejects_outputs_that_miss_columns(tdevice):
+    from backends.triton import kernels as K_
+
+    parts = torch.zeros((3, 5), device=tdevice)
+    with pytest.raises(ValueError, match="hold 3 columns"):
+        K_.colsum(parts, torch.empty(3, device=tdevice))
+    with pytest.raises(ValueError, match="hold 6 columns"):
+        K_.colsum(parts, torch.empty(3, device=tdevice), torch.empty(3, device=tdevice))
