@@ -71,6 +71,14 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "bwd minrow128": {"CLN_BWD_MIN_ROW_BYTES": 128},
         "bwd16 minrow32": {"CLN_BWD_MIN_ROW_BYTES_16BIT": 32},
         "bwd16 minrow128": {"CLN_BWD_MIN_ROW_BYTES_16BIT": 128},
+        # 16-bit backward: tiles over 8 warps instead of 4 (32 values per thread), the packed
+        # kernel capped at 128 registers (ptxas, sm_90: no spills, 2 programs = 16 warps per
+        # SM) or 80 (412 B spilled, 3 programs = 24 warps), against 4 warps at 168 (76 B
+        # spilled, 3 programs = 12 warps).
+        "bwd16 ept32 nreg128": {"CLN_BWD_EPT_16BIT": 32, "CLN_BWD_MAXNREG_PAIRS": 128},
+        "bwd16 ept32 nreg80": {"CLN_BWD_EPT_16BIT": 32, "CLN_BWD_MAXNREG_PAIRS": 80},
+        # The column sums of the dgamma / dbeta partials finished by a second launch.
+        "colsum two pass": {"COLSUM_ONE_PASS": False},
         # fp32: 128 values per thread capped at 200 registers (5 programs per SM, not 4).
         "fwd ept128 nreg200": {"CLN_FWD_EPT": 128, "CLN_FWD_MAXNREG": 200},
     },
