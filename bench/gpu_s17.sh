@@ -4,7 +4,7 @@
 # and the 16-bit Triton backward over 8 warps per tile.  GPU tests of both (the split path
 # needs > 256 tiles: the large shapes), then the Triton A/B in one run (bench.tune variants),
 # then the backward alone with each backend's kernel list (ablate_cln --bwd).
-#   OUT=out bash bench/gpu_s17.sh
+#   OUT=out bash bench/gpu_s17.sh   (ran at 1a87ab6; the one-pass column sums were then removed: NOTES 20.1)
 set -uo pipefail
 source bench/gpu_env.sh
 timeout -s KILL ${T_TESTS:-120} python3 -m pytest -q -p no:cacheprovider \

@@ -77,8 +77,6 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # spilled, 3 programs = 12 warps).
         "bwd16 ept32 nreg128": {"CLN_BWD_EPT_16BIT": 32, "CLN_BWD_MAXNREG_PAIRS": 128},
         "bwd16 ept32 nreg80": {"CLN_BWD_EPT_16BIT": 32, "CLN_BWD_MAXNREG_PAIRS": 80},
-        # The column sums of the dgamma / dbeta partials finished by a second launch.
-        "colsum two pass": {"COLSUM_ONE_PASS": False},
         # fp32: 128 values per thread capped at 200 registers (5 programs per SM, not 4).
         "fwd ept128 nreg200": {"CLN_FWD_EPT": 128, "CLN_FWD_MAXNREG": 200},
     },

@@ -101,31 +101,26 @@ def test_pairs_16bit(tdevice, pairs, dtype, shape):
         harness.check_cln_streaming("triton", tdevice, shape, dtype)
 
 
-# The fixed-order column sums of the dgamma / dbeta partials: one launch, and the split over
-# row segments (K above COLSUM_ONE_LAUNCH_ROWS) finished by the last program of each column
-# block or by a second launch, outputs split into two tensors at any column.
+# The fixed-order column sums of the dgamma / dbeta / dw partials: one launch, and the split
+# over row segments with a second launch (K above COLSUM_ONE_LAUNCH_ROWS), outputs split into
+# two tensors at any column.
 @pytest.mark.parametrize("K, W, split", [(1, 1, 1), (7, 3, 2), (300, 130, 65), (2000, 300, 300)])
 def test_colsum(tdevice, K, W, split):
     from backends.triton import kernels as K_
-    from bench.tune import knobs
 
     gen = torch.Generator().manual_seed(K * 1000 + W)
     parts64 = torch.randn((K, W), generator=gen, dtype=torch.float64)
     parts = parts64.float().to(tdevice)
     outs = []
-    counters = torch.zeros(K_.colsum_counters(W) + 1, dtype=torch.int64, device=tdevice)
-    for one_pass, cnt in [(True, None), (True, counters), (True, counters), (False, None)]:
+    for _ in range(2):
         a = torch.full((split,), float("nan"), device=tdevice)
         b = torch.full((W - split,), float("nan"), device=tdevice)
-        with knobs(K_, {"COLSUM_ONE_PASS": one_pass}):
-            K_.colsum(parts, a, b if W > split else None, cnt)
+        K_.colsum(parts, a, b if W > split else None)
         outs.append(torch.cat([a, b]).cpu())
-        assert not counters.any()  # left zero for the next call (the same words, twice)
     want = parts.double().cpu().sum(0)
     tol = 1e-6 * (K**0.5) * parts64.abs().max().item() + 1e-6
     torch.testing.assert_close(outs[0].double(), want, rtol=0, atol=tol)
-    for out in outs[1:]:  # the same order of additions every call, on both paths
-        assert torch.equal(outs[0], out)
+    assert torch.equal(outs[0], outs[1])  # the same order of additions every call
 
 
 def test_colsum_rejects_outputs_that_miss_columns(tdevice):
@@ -136,7 +131,3 @@ def test_colsum_rejects_outputs_that_miss_columns(tdevice):
         K_.colsum(parts, torch.empty(3, device=tdevice))
     with pytest.raises(ValueError, match="hold 6 columns"):
         K_.colsum(parts, torch.empty(3, device=tdevice), torch.empty(3, device=tdevice))
-    # Split over segments (K > COLSUM_ONE_LAUNCH_ROWS) with too few counters.
-    parts = torch.zeros((K_.COLSUM_ONE_LAUNCH_ROWS + 1, 300), device=tdevice)
-    with pytest.raises(ValueError, match="needs 3 int64 counters"):
-        K_.colsum(parts, torch.empty(300, device=tdevice), None, torch.zeros(2, device=tdevice))

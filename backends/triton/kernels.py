@@ -121,7 +121,11 @@ CLN_FWD_MAXNREG_PAIRS: int | None = 168
 #: against 32 capped at 128 registers (spilling 60-250 B): fwd+bwd 0.45 -> 0.51 of copy
 #: bandwidth at (2, 128, 64000) fp32, 0.25 -> 0.30 bf16 (H200, bench/tune.py "ept128").
 CLN_BWD_EPT = 64
-#: The backward's elements per thread for 16-bit inputs (None: ``CLN_BWD_EPT``).
+#: The backward's elements per thread for 16-bit inputs (None: ``CLN_BWD_EPT``).  32 (8 warps
+#: per tile) lost at every bf16 target shape: capped at 128 registers (no spills, 16 warps per
+#: SM) fwd+bwd 190.3 -> 195.7 us at (16, 512, 4000), 101.9 -> 120.8 at (2, 128, 64000); at
+#: 80 (412 B spilled, 24 warps) 331.4 / 144.1 us (H200,
+#: bench/results/nvidia-h200-s17-tune-bf16.log).
 CLN_BWD_EPT_16BIT: int | None = None
 CLN_EPT_UNALIGNED = 16
 #: ``maxnreg`` for vectorized (T % 16 == 0) cLN launches; None lets ptxas choose.  ptxas
@@ -188,16 +192,14 @@ CLN_TICKET_RUN = 1
 
 #: ``colsum`` (the fixed-order column sums of the cLN backward's dgamma / dbeta partials): one
 #: launch up to this many rows; above, the rows are split into segments of at least
-#: ``COLSUM_MIN_SEG`` rows over about ``COLSUM_PROGRAMS`` programs, and the last program of
-#: each column block to finish sums the segments (``COLSUM_ONE_PASS``; False: a second launch
-#: does).  Both depend only on the partials' shape, so the summation order (the result) is the
-#: same on any GPU.  torch.sum(dim=0) of the same partials took 8.3-11.5 us per call at
+#: ``COLSUM_MIN_SEG`` rows over about ``COLSUM_PROGRAMS`` programs, and a second launch sums
+#: the segments.  Both depend only on the partials' shape, so the summation order (the result)
+#: is the same on any GPU.  torch.sum(dim=0) of the same partials took 8.3-11.5 us per call at
 #: the cLN target shapes, two calls per backward; colsum 2 x 3.8-5.9 us for both kinds
 #: (H200, torch.profiler, bench/results/nvidia-h200-s16{,b}-ablate-bwd.log).
 COLSUM_ONE_LAUNCH_ROWS = 256
 COLSUM_MIN_SEG = 64
 COLSUM_PROGRAMS = 512
-COLSUM_ONE_PASS = True
 
 #: RMSNorm: single-pass (row in registers) up to this many columns (next_pow2).
 RMS_FWD_MAX_BLOCK_N = 32768
@@ -412,9 +414,8 @@ def _fwd_close_group(t_ptr, g_ptr, i, C, BT: tl.constexpr, G: tl.constexpr):
 
 
 @triton.jit
-def _fwd_prefix(
-    t_ptr, g_ptr, i, C, cnt0, m0, M0, BT: tl.constexpr, G: tl.constexpr, CHUNK: tl.constexpr
-):
+def _fwd_prefix(t_ptr, g_ptr, i, C, cnt0, m0, M0, BT: tl.constexpr, G: tl.constexpr,
+                CHUNK: tl.constexpr):
     """Exclusive prefix (count, mean, M2) of tile i: state, earlier groups, earlier tiles of
     its group (every tile before i is a full tile of C * BT values).
 
@@ -481,7 +482,8 @@ def _cblock(cb, offs_c, offs_t, tmask, C, T, BLOCK_C: tl.constexpr):
 # patterns of its low ($0) and high ($1) halves.
 _PTX_UNPAIR_BF16 = tl.constexpr("shl.b32 $0, $2, 16;\n\tand.b32 $1, $2, -65536;")
 _PTX_UNPAIR_F16 = tl.constexpr(
-    "{\n\t.reg .b16 l, h;\n\tmov.b32 {l, h}, $2;\n\tcvt.f32.f16 $0, l;\n\tcvt.f32.f16 $1, h;\n\t}"
+    "{\n\t.reg .b16 l, h;\n\tmov.b32 {l, h}, $2;\n\tcvt.f32.f16 $0, l;\n\t"
+    "cvt.f32.f16 $1, h;\n\t}"
 )
 
 
@@ -694,9 +696,8 @@ def _bwd_fold3(ea, eb, ep, wa, wb, wp, need, FUSE: tl.constexpr):
 
 
 @triton.jit
-def _bwd_close_group(
-    t_ptr, g_ptr, j, NTB, NG, G: tl.constexpr, OVERLAP: tl.constexpr, FUSE: tl.constexpr
-):
+def _bwd_close_group(t_ptr, g_ptr, j, NTB, NG, G: tl.constexpr, OVERLAP: tl.constexpr,
+                     FUSE: tl.constexpr):
     """Tile with processing index j closes its group: sum the group's G words of each kind."""
     lane = tl.arange(0, G)
     idx = j - (G - 1) + lane
@@ -711,17 +712,8 @@ def _bwd_close_group(
 
 
 @triton.jit
-def _bwd_suffix(
-    t_ptr,
-    g_ptr,
-    j,
-    NTB,
-    NG,
-    G: tl.constexpr,
-    CHUNK: tl.constexpr,
-    OVERLAP: tl.constexpr,
-    FUSE: tl.constexpr,
-):
+def _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G: tl.constexpr, CHUNK: tl.constexpr,
+                OVERLAP: tl.constexpr, FUSE: tl.constexpr):
     """Exclusive suffix sums (S_a, S_b, P) of the tile with processing index j (the tiles
     processed before it are the later ones in time): earlier groups, then its own group.
     ``OVERLAP``: every load in flight together (the own group's words issued before the group
@@ -938,36 +930,10 @@ def _cln_bwd_kernel(
 # Fixed-order column sums of per-program partials (dgamma, dbeta, dw)
 # ============================================================================================
 @triton.jit
-def _colsum_rows(
-    in_ptr,
-    r0,
-    r1,
-    W,
-    cols,
-    cmask,
-    BLOCK_R: tl.constexpr,
-    BLOCK_W: tl.constexpr,
-    CACHE: tl.constexpr,
-):
-    """The sums of rows [r0, r1) of columns ``cols`` of the (K, W) float32 ``in``, in an order
-    that depends only on the arguments."""
-    lane = tl.arange(0, BLOCK_R)
-    acc = tl.zeros([BLOCK_R, BLOCK_W], tl.float32)
-    for r in range(r0, r1, BLOCK_R):
-        rows = r + lane
-        m = (rows < r1)[:, None] & cmask[None, :]
-        ptrs = in_ptr + rows.to(tl.int64)[:, None] * W + cols[None, :]
-        acc += tl.load(ptrs, mask=m, other=0.0, cache_modifier=CACHE)
-    return tl.sum(acc, axis=0)
-
-
-@triton.jit
 def _colsum_kernel(
     in_ptr,
     out0_ptr,
     out1_ptr,
-    mid_ptr,
-    cnt_ptr,
     K,
     W,
     SPLIT,
@@ -975,37 +941,24 @@ def _colsum_kernel(
     ldo,
     BLOCK_R: tl.constexpr,
     BLOCK_W: tl.constexpr,
-    LAST: tl.constexpr,
 ):
     """Program (w, s): the sums of rows [s*seg, (s+1)*seg) of columns [w*BLOCK_W, ...) of
-    the (K, W) float32 ``in``: columns below SPLIT go to out0[s*ldo + col], the others to
-    out1[s*ldo + col - SPLIT].  ``LAST`` (grid (w, S), S > 1): the segment's
-    sums go to row s of ``mid`` (S, W), and the program that finds it is the last of its
-    column block to finish (the counter ``cnt[w]``, zero at entry and left zero) sums the S
-    rows of ``mid`` in order into the outputs: one launch instead of two, and the order of the
-    additions still depends only on the arguments."""
-    w = tl.program_id(0)
-    cols = w * BLOCK_W + tl.arange(0, BLOCK_W)
+    the (K, W) float32 ``in``; columns below SPLIT go to out0[s*ldo + col], the others to
+    out1[s*ldo + col - SPLIT].  The order of the additions depends only on the arguments."""
+    cols = tl.program_id(0) * BLOCK_W + tl.arange(0, BLOCK_W)
     cmask = cols < W
     r0 = tl.program_id(1) * seg
-    tot = _colsum_rows(in_ptr, r0, tl.minimum(K, r0 + seg), W, cols, cmask, BLOCK_R, BLOCK_W, "")
-    if LAST:
-        S = tl.num_programs(1)
-        tl.store(mid_ptr + tl.program_id(1).to(tl.int64) * W + cols, tot, mask=cmask)
-        # Every thread's row of mid is written before the one release of the counter (the
-        # barrier orders them, the release is cumulative); the acquire in the last program
-        # orders its reads of mid after every other program's release.
-        tl.debug_barrier()
-        done = tl.atomic_add(cnt_ptr + w, 1, sem="acq_rel", scope="gpu")
-        if done == S - 1:
-            tot = _colsum_rows(mid_ptr, 0, S, W, cols, cmask, BLOCK_R, BLOCK_W, ".cg")
-            tl.store(out0_ptr + cols, tot, mask=cmask & (cols < SPLIT))
-            tl.store(out1_ptr + (cols - SPLIT), tot, mask=cmask & (cols >= SPLIT))
-            tl.atomic_xchg(cnt_ptr + w, 0, sem="relaxed", scope="gpu")
-    else:
-        o = tl.program_id(1).to(tl.int64) * ldo
-        tl.store(out0_ptr + o + cols, tot, mask=cmask & (cols < SPLIT))
-        tl.store(out1_ptr + o + (cols - SPLIT), tot, mask=cmask & (cols >= SPLIT))
+    r1 = tl.minimum(K, r0 + seg)
+    lane = tl.arange(0, BLOCK_R)
+    acc = tl.zeros([BLOCK_R, BLOCK_W], tl.float32)
+    for r in range(r0, r1, BLOCK_R):
+        rows = r + lane
+        m = (rows < r1)[:, None] & cmask[None, :]
+        acc += tl.load(in_ptr + rows.to(tl.int64)[:, None] * W + cols[None, :], mask=m, other=0.0)
+    tot = tl.sum(acc, axis=0)
+    o = tl.program_id(1).to(tl.int64) * ldo
+    tl.store(out0_ptr + o + cols, tot, mask=cmask & (cols < SPLIT))
+    tl.store(out1_ptr + o + (cols - SPLIT), tot, mask=cmask & (cols >= SPLIT))
 
 
 def _colsum_split(K: int, nwb: int) -> tuple[int, int]:
@@ -1017,52 +970,29 @@ def _colsum_split(K: int, nwb: int) -> tuple[int, int]:
     return -(-K // seg), seg
 
 
-def _colsum_block_w(W: int) -> int:
-    return min(128, max(2, _next_pow2(W)))
-
-
-def colsum_counters(W: int) -> int:
-    """How many int64 counters ``colsum`` of W columns needs (one per column block)."""
-    return triton.cdiv(W, _colsum_block_w(W))
-
-
-def colsum(
-    parts: Tensor, out0: Tensor, out1: Tensor | None = None, counters: Tensor | None = None
-) -> None:
+def colsum(parts: Tensor, out0: Tensor, out1: Tensor | None = None) -> None:
     """Column sums of the float32 (K, W) ``parts`` in a fixed order (bitwise reproducible):
-    columns [0, len(out0)) into ``out0``, the rest into ``out1``, both 1-D float32.
-
-    ``counters``: at least ``colsum_counters(W)`` zeroed int64 words on the device (left zero),
-    e.g. a slice of a buffer the caller zeroes anyway; without them, one more zeroing launch.
-    """
+    columns [0, len(out0)) into ``out0``, the rest into ``out1``, both 1-D float32."""
     K, W = parts.shape
     split = out0.numel()
     held = split + (0 if out1 is None else out1.numel())
     if held != W:
         raise ValueError(f"colsum: the outputs hold {held} columns, the partials have {W}")
     out1 = out0 if out1 is None else out1
-    block_w = _colsum_block_w(W)
+    block_w = min(128, max(2, _next_pow2(W)))
     nwb = triton.cdiv(W, block_w)
     S, seg = _colsum_split(K, nwb)
-    meta = {"BLOCK_R": 8, "BLOCK_W": block_w, "num_warps": 4}
     if S == 1:
         _colsum_kernel[(nwb, 1)](
-            parts, out0, out1, parts, parts, K, W, split, K, 0, LAST=False, **meta
+            parts, out0, out1, K, W, split, K, 0, BLOCK_R=8, BLOCK_W=block_w, num_warps=4
         )
         return
     mid = torch.empty((S, W), dtype=torch.float32, device=parts.device)
-    if not COLSUM_ONE_PASS:  # the segments' sums in a second launch
-        _colsum_kernel[(nwb, S)](parts, mid, mid, mid, mid, K, W, W, seg, W, LAST=False, **meta)
-        _colsum_kernel[(nwb, 1)](mid, out0, out1, mid, mid, S, W, split, S, 0, LAST=False, **meta)
-        return
-    if counters is None:
-        counters = torch.zeros(nwb, dtype=torch.int64, device=parts.device)
-    elif counters.numel() < nwb or counters.dtype != torch.int64:
-        raise ValueError(
-            f"colsum: needs {nwb} int64 counters, got {counters.numel()} {counters.dtype}"
-        )
     _colsum_kernel[(nwb, S)](
-        parts, out0, out1, mid, counters, K, W, split, seg, W, LAST=True, **meta
+        parts, mid, mid, K, W, W, seg, W, BLOCK_R=8, BLOCK_W=block_w, num_warps=4
+    )
+    _colsum_kernel[(nwb, 1)](
+        mid, out0, out1, S, W, split, S, 0, BLOCK_R=8, BLOCK_W=block_w, num_warps=4
     )
 
 
@@ -1276,13 +1206,11 @@ def cln_backward(
 ) -> None:
     B, C, T = x.shape
     p = _cln_plan(x, forward=False)
-    # Zeroed: the ticket, the suffix words, and colsum's counters behind them.
-    pw = C * ((dgamma is not None) + (dbeta is not None))
-    nscr = _SCR_OFF + 3 * B * (p.ntb + p.ng)
-    scr = torch.zeros(nscr + colsum_counters(pw), dtype=torch.int64, device=x.device)
+    scr = torch.zeros(_SCR_OFF + 3 * B * (p.ntb + p.ng), dtype=torch.int64, device=x.device)
     # Per-tile partials of dgamma and dbeta side by side in one (tiles, PW) buffer, indexed by
     # tile (not ticket): the fixed-order column sum below is then deterministic, and one
     # launch sums both.
+    pw = C * ((dgamma is not None) + (dbeta is not None))
     parts = torch.empty((p.nt, pw), dtype=torch.float32, device=x.device) if pw else dx
     dgp = parts if dgamma is not None else dx
     dbp = parts[:, C:] if dgamma is not None and dbeta is not None else parts
@@ -1323,9 +1251,9 @@ def cln_backward(
         maxnreg=p.maxnreg,
     )
     if dgamma is not None:
-        colsum(parts, dgamma, dbeta, scr[nscr:])
+        colsum(parts, dgamma, dbeta)
     elif dbeta is not None:
-        colsum(parts, dbeta, None, scr[nscr:])
+        colsum(parts, dbeta)
 
 
 # ============================================================================================

@@ -69,8 +69,7 @@ void bwd_impl(const ClnBwdCall& c, const Path& path, void* ws, size_t ws_bytes, 
     A* dg = c.dgamma ? static_cast<A*>(c.dgamma) : sink;
     A* db = c.dbeta ? static_cast<A*>(c.dbeta) : sink + c.C;
     colsum<A>(a.partial, ntot, static_cast<int>(2 * c.C), dg, db, static_cast<int>(c.C),
-              reinterpret_cast<A*>(w + l.scratch), reinterpret_cast<unsigned*>(w + l.counters),
-              st);
+              reinterpret_cast<A*>(w + l.scratch), st);
   }
 }
 

@@ -111,21 +111,18 @@ inline Plan plan(long long B, long long L, int bt, int64_t group_tiles) {
 }
 
 // Workspace: [ticket | flags (ntot ints) | group flags (B x ngroups ints)
-//             | colsum counters | slots (ntot x kSlotW acc)
-//             | group slots (B x ngroups x kSlotW acc)
+//             | slots (ntot x kSlotW acc) | group slots (B x ngroups x kSlotW acc)
 //             | partials (ntot x 2C acc) | colsum scratch | 2C acc sink].
-// Zeroed: the ticket, the flags and the counters, and with float
-// accumulators the slots too (they hold the ready flags: kPairs,
-// include/norm_common.cuh).
+// Zeroed: the ticket and the flags, and with float accumulators the slots
+// too (they hold the ready flags: kPairs, include/norm_common.cuh).
 struct Layout {
-  size_t flags, gflags, counters, slots, gslots, partial, scratch, sink, total, zero_bytes;
+  size_t flags, gflags, slots, gslots, partial, scratch, sink, total, zero_bytes;
 };
 inline Layout layout(size_t acc, long long ntot, long long ngtot, long long C, bool partials) {
   Layout l{};
   l.flags = 256;
   l.gflags = l.flags + 4 * static_cast<size_t>(ntot);
-  l.counters = l.gflags + 4 * static_cast<size_t>(ngtot);
-  l.zero_bytes = l.counters + (partials ? 4 * colsum_counters(static_cast<int>(2 * C)) : 0);
+  l.zero_bytes = l.gflags + 4 * static_cast<size_t>(ngtot);
   l.slots = align_up(l.zero_bytes, 256);
   l.gslots = align_up(l.slots + kSlotW * acc * ntot, 256);
   l.partial = align_up(l.gslots + kSlotW * acc * ngtot, 256);
@@ -135,8 +132,7 @@ inline Layout layout(size_t acc, long long ntot, long long ngtot, long long C, b
   l.total = l.partial;
   if (partials) {
     l.scratch = align_up(l.partial + 2 * acc * ntot * C, 256);
-    l.sink = align_up(l.scratch + acc * colsum_scratch_elems(ntot, static_cast<int>(2 * C), true),
-                      256);
+    l.sink = align_up(l.scratch + acc * colsum_scratch_elems(ntot, static_cast<int>(2 * C)), 256);
     l.total = l.sink + 2 * acc * C;
   }
   return l;

@@ -61,20 +61,12 @@ namespace {
 // Longer: split the K rows into S segments of `seg` rows so that the first
 // launch has about 512 blocks of 8 warps (enough to cover an H200's 132 SMs
 // a few times) while every block still sums >= 64 rows; a second launch
-// sums the S segments, or, with counters, the last block of each column
-// block to finish does (one launch).  With counters the one-launch path
-// ends at kOneLaunchRowsLast rows: cLN's partials are narrow (2C = 256-1024
-// columns: 8-32 blocks of the wide launch), and one launch of 16 blocks over
-// 1,000 rows took 5.3 us at (4, 256, 16000) bf16, against 2 x 2.0 us for the
-// two launches of 2,000 rows at (2, 128, 64000)
-// (bench/results/nvidia-h200-s16b-ablate-bwd.log).
-// Depends only on (K, W, counters or not): the summation order, and so the
-// result, is reproducible on any GPU.
+// sums the S segments.  Depends only on (K, W): the summation order, and so
+// the result, is reproducible on any GPU.
 constexpr long long kOneLaunchRows = 1024;
-constexpr long long kOneLaunchRowsLast = 256;
 
-void colsum_split(long long K, int W, bool last, long long& S, long long& seg) {
-  if (K <= (last ? kOneLaunchRowsLast : kOneLaunchRows)) {
+void colsum_split(long long K, int W, long long& S, long long& seg) {
+  if (K <= kOneLaunchRows) {
     S = 1;
     seg = K;
     return;
@@ -86,19 +78,17 @@ void colsum_split(long long K, int W, bool last, long long& S, long long& seg) {
 }
 }  // namespace
 
-size_t colsum_scratch_elems(long long K, int W, bool counters) {
+size_t colsum_scratch_elems(long long K, int W) {
   long long S, seg;
-  colsum_split(K, W, counters, S, seg);
+  colsum_split(K, W, S, seg);
   return S > 1 ? static_cast<size_t>(S) * W : 0;
 }
 
-size_t colsum_counters(int W) { return static_cast<size_t>(cdiv(W, 32)); }
-
 template <typename A>
-void colsum(const A* in, long long K, int W, A* out0, A* out1, int split, A* mid, unsigned* cnt,
+void colsum(const A* in, long long K, int W, A* out0, A* out1, int split, A* mid,
             cudaStream_t stream) {
   long long S, seg;
-  colsum_split(K, W, cnt != nullptr, S, seg);
+  colsum_split(K, W, S, seg);
   const unsigned bx = static_cast<unsigned>(cdiv(W, 32));
   auto* wide = &colsum_kernel<A, 32>;
   auto* narrow = &colsum_kernel<A, 8>;
@@ -106,13 +96,6 @@ void colsum(const A* in, long long K, int W, A* out0, A* out1, int split, A* mid
     ColsumArgs<A> a{in, K, W, K, out0, out1, split, 0};
     NORMK_LAUNCH(wide, dim3(bx, 1), 1024, 0, stream)(a);
     check_launch("column-sum kernel launch");
-    return;
-  }
-  if (cnt != nullptr) {
-    auto* last = &colsum_last_kernel<A, 8>;
-    ColsumArgs<A> a{in, K, W, seg, out0, out1, split, 0, mid, cnt};
-    NORMK_LAUNCH(last, dim3(bx, static_cast<unsigned>(S)), 256, 0, stream)(a);
-    check_launch("column-sum (one pass) kernel launch");
     return;
   }
   ColsumArgs<A> a{in, K, W, seg, mid, mid + W, W, W};
@@ -124,8 +107,8 @@ void colsum(const A* in, long long K, int W, A* out0, A* out1, int split, A* mid
 }
 
 template void colsum<float>(const float*, long long, int, float*, float*, int, float*,
-                            unsigned*, cudaStream_t);
+                            cudaStream_t);
 template void colsum<double>(const double*, long long, int, double*, double*, int, double*,
-                             unsigned*, cudaStream_t);
+                             cudaStream_t);
 
 }  // namespace normk

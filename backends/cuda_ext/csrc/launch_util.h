@@ -105,13 +105,10 @@ struct TypePair {
 
 // Deterministic column sums of a (K, W) acc matrix: columns [0, split) go
 // to out0, [split, W) to out1 (see reduce_kernels.cuh).  `mid` is scratch of
-// colsum_scratch_elems(K, W, cnt != nullptr) elements.  `cnt`: nullptr, or
-// colsum_counters(W) zeroed words (left zero), with which a split over row
-// segments takes one launch instead of two.
-size_t colsum_scratch_elems(long long K, int W, bool counters);
-size_t colsum_counters(int W);
+// colsum_scratch_elems(K, W) elements.
+size_t colsum_scratch_elems(long long K, int W);
 template <typename A>
-void colsum(const A* in, long long K, int W, A* out0, A* out1, int split, A* mid, unsigned* cnt,
+void colsum(const A* in, long long K, int W, A* out0, A* out1, int split, A* mid,
             cudaStream_t stream);
 
 }  // namespace normk

@@ -25,7 +25,7 @@ Wave wave(const RmsBwdCall& c, int per_sm, int rpb) {
   v.grid = static_cast<int>(std::min<long long>(groups, static_cast<long long>(sm_count()) * per_sm));
   if (c.dw) {
     v.scratch_off = align_up(sizeof(A) * static_cast<size_t>(v.grid) * c.N, 256);
-    v.total = v.scratch_off + sizeof(A) * colsum_scratch_elems(v.grid, static_cast<int>(c.N), false);
+    v.total = v.scratch_off + sizeof(A) * colsum_scratch_elems(v.grid, static_cast<int>(c.N));
   }
   return v;
 }
@@ -35,7 +35,7 @@ Wave wave(const RmsBwdCall& c, int per_sm, int rpb) {
 template <typename A>
 void sum_partials(const RmsBwdCall& c, const Wave& v, char* w, cudaStream_t st) {
   colsum<A>(reinterpret_cast<const A*>(w), v.grid, static_cast<int>(c.N), static_cast<A*>(c.dw),
-            nullptr, static_cast<int>(c.N), reinterpret_cast<A*>(w + v.scratch_off), nullptr, st);
+            nullptr, static_cast<int>(c.N), reinterpret_cast<A*>(w + v.scratch_off), st);
 }
 
 // Plan of the general kernel: its wave and where dw accumulates.

@@ -312,12 +312,6 @@ inline int atomicAdd(int* p, int v) {
   *p = old + v;
   return old;
 }
-inline unsigned atomicAdd(unsigned* p, unsigned v) {
-  const unsigned old = *p;
-  *p = old + v;
-  return old;
-}
-inline void __threadfence() {}
 
 template <typename T>
 T __shfl_sync(unsigned, T v, int src) {
