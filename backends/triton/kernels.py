@@ -184,6 +184,11 @@ CLN_PREFIX_OVERLAP = True
 #: 144.1 / 143.1 against 143.8 / 144.0 us), e.g. (2, 128, 64000) bf16 119.7-119.8 ->
 #: 118.1-118.2 us (bench/results/nvidia-h200-s14c-ab-fused-*.log).  False: three each.
 CLN_FUSED_SUMS = True
+#: The backward's dgamma / dbeta partials of a tile (one channel block) formed and stored after
+#: the tile has published its sums (1; 2: also after it closes its group), while later tiles'
+#: words are awaited, instead of before (0): the look-back's chain (a tile's publication, which
+#: the next tile waits for) then carries none of the partials' work.
+CLN_BWD_LATE_PARTIALS = 1
 #: Tickets in runs of this many consecutive tiles of one sequence (1: batch-interleaved).
 #: Neighbouring tiles continue each other's row segments in memory, so runs help DRAM: the
 #: load-store skeleton of (16, 512, 4000) fp32 went 0.72 -> 0.83 of copy bandwidth in pure time
@@ -741,6 +746,27 @@ def _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G: tl.constexpr, CHUNK: tl.constexpr,
 
 
 @triton.jit
+def _bwd_late_partials(x, dy, xw, dyw, mu, r, dgp_ptr, dbp_ptr, prow, offs_c, cmask,
+                       HAS_DG: tl.constexpr, HAS_DB: tl.constexpr, PAIRS: tl.constexpr,
+                       ASM: tl.constexpr):
+    """A tile's dgamma / dbeta partials (one channel block) after its publication
+    (``CLN_BWD_LATE_PARTIALS``): from the packed words (``PAIRS``) or the float32 tile."""
+    if PAIRS != 0:
+        if HAS_DB:
+            tl.store(dbp_ptr + prow + offs_c, tl.sum(_unpack_tile(dyw, PAIRS, ASM), axis=1),
+                     mask=cmask)
+        if HAS_DG:
+            u = _unpack_tile(dyw, PAIRS, ASM) * (_unpack_tile(xw, PAIRS, ASM) - mu[None, :])
+            tl.store(dgp_ptr + prow + offs_c, tl.sum(u * r[None, :], axis=1), mask=cmask)
+    else:
+        if HAS_DG:
+            u = dy * (x - mu[None, :])
+            tl.store(dgp_ptr + prow + offs_c, tl.sum(u * r[None, :], axis=1), mask=cmask)
+        if HAS_DB:
+            tl.store(dbp_ptr + prow + offs_c, tl.sum(dy, axis=1), mask=cmask)
+
+
+@triton.jit
 def _cln_bwd_kernel(
     dy_ptr,
     x_ptr,
@@ -773,6 +799,7 @@ def _cln_bwd_kernel(
     ASM: tl.constexpr,
     OVERLAP: tl.constexpr,
     FUSE: tl.constexpr,
+    LATE: tl.constexpr,
     ABLATE: tl.constexpr,
 ):
     # Tickets from the last tile backwards: a tile waits only on later tiles (smaller tickets).
@@ -809,9 +836,12 @@ def _cln_bwd_kernel(
             woffs, wmask = _pair_words(i, offs_c, cmask, T, BT)
             xw = tl.load(_words(x_base) + woffs, mask=wmask, other=0)
             dyw = tl.load(_words(dy_base) + woffs, mask=wmask, other=0)
+            x = xw  # unused: the float32 tile's name for _bwd_late_partials
         else:
             x = tl.load(x_base + offs, mask=mask, other=0.0).to(tl.float32)
             dy = tl.load(dy_base + offs, mask=mask, other=0.0).to(tl.float32)
+            xw = x  # unused: the words' names for _bwd_late_partials
+            dyw = dy
         if ABLATE >= 2:
             # Diagnostic: the tile is loaded and held as in the kernel, but not summed.
             G1 = tl.zeros([BT], tl.float32)
@@ -825,14 +855,14 @@ def _cln_bwd_kernel(
                 G1 = tl.sum(dy * gam[:, None], axis=0)
             else:
                 G1 = tl.sum(dy, axis=0)
-            if HAS_DB:
+            if HAS_DB and LATE == 0:
                 tl.store(dbp_ptr + prow + offs_c, tl.sum(dy, axis=1), mask=cmask)
             u = _unpack_tile(dyw, PAIRS, ASM) * (_unpack_tile(xw, PAIRS, ASM) - mu[None, :])
             if HAS_GAMMA:
                 G2 = r * tl.sum(u * gam[:, None], axis=0)
             else:
                 G2 = r * tl.sum(u, axis=0)
-            if HAS_DG:
+            if HAS_DG and LATE == 0:
                 tl.store(dgp_ptr + prow + offs_c, tl.sum(u * r[None, :], axis=1), mask=cmask)
         else:
             # One tile-sized temporary u = dy*(x-mu): G2 = r*sum_c gamma*u and the dgamma
@@ -845,9 +875,9 @@ def _cln_bwd_kernel(
             else:
                 G1 = tl.sum(dy, axis=0)
                 G2 = r * tl.sum(u, axis=0)
-            if HAS_DG:
+            if HAS_DG and LATE == 0:
                 tl.store(dgp_ptr + prow + offs_c, tl.sum(u * r[None, :], axis=1), mask=cmask)
-            if HAS_DB:
+            if HAS_DB and LATE == 0:
                 tl.store(dbp_ptr + prow + offs_c, tl.sum(dy, axis=1), mask=cmask)
     else:
         G1 = tl.zeros([BT], tl.float32)
@@ -884,8 +914,16 @@ def _cln_bwd_kernel(
         tl.atomic_xchg(t_ptr + j, _pack_bwd(ta), sem="relaxed")
         tl.atomic_xchg(t_ptr + NTB + j, _pack_bwd(tb), sem="relaxed")
         tl.atomic_xchg(t_ptr + 2 * NTB + j, _pack_bwd(tp), sem="relaxed")
+    if NUM_CB == 1 and LATE == 1 and ABLATE < 2:
+        _bwd_late_partials(x, dy, xw, dyw, mu, r, dgp_ptr, dbp_ptr, prow, offs_c, cmask,
+                           HAS_DG, HAS_DB, PAIRS, ASM)
+    if ABLATE < 1:
         if j % G == G - 1:
             _bwd_close_group(t_ptr, g_ptr, j, NTB, NG, G, OVERLAP, FUSE)
+    if NUM_CB == 1 and LATE == 2 and ABLATE < 2:
+        _bwd_late_partials(x, dy, xw, dyw, mu, r, dgp_ptr, dbp_ptr, prow, offs_c, cmask,
+                           HAS_DG, HAS_DB, PAIRS, ASM)
+    if ABLATE < 1:
         ea, eb, ep = _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G, CHUNK, OVERLAP, FUSE)
     if ABLATE >= 3:
         Sa = tl.zeros([BT], tl.float32)
@@ -1246,6 +1284,7 @@ def cln_backward(
         ASM=x.device.type == "cuda",
         OVERLAP=CLN_PREFIX_OVERLAP,
         FUSE=CLN_FUSED_SUMS,
+        LATE=CLN_BWD_LATE_PARTIALS,
         ABLATE=_DIAG_ABLATE_BWD,
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
