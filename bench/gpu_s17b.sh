@@ -2,7 +2,7 @@
 # Session 17, second call: the Triton backward's dgamma / dbeta partials formed after the tile's
 # publication (CLN_BWD_LATE_PARTIALS = 1, off the look-back's chain) against before it (0, the
 # code up to session 16) and after the group's closing (2): the cLN target shapes twice in one
-# run (bench.tune), the backward alone (ablate_cln --bwd), then the Triton GPU tests.
+# run (bench.tune), then the Triton GPU tests.
 #   OUT=out bash bench/gpu_s17b.sh
 set -uo pipefail
 SKIP_CUDA_BUILD=1 source bench/gpu_env.sh
