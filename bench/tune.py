@@ -78,9 +78,9 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "bwd16 ept32 nreg128": {"CLN_BWD_EPT_16BIT": 32, "CLN_BWD_MAXNREG_PAIRS": 128},
         "bwd16 ept32 nreg80": {"CLN_BWD_EPT_16BIT": 32, "CLN_BWD_MAXNREG_PAIRS": 80},
         # The backward's dgamma / dbeta partials before the tile's publication (before session
-        # 17), or after its group's closing, instead of between the two.
+        # 17), or between it and the group's closing, instead of after both.
         "early partials": {"CLN_BWD_LATE_PARTIALS": 0},
-        "partials after close": {"CLN_BWD_LATE_PARTIALS": 2},
+        "partials after publish": {"CLN_BWD_LATE_PARTIALS": 1},
         # fp32: 128 values per thread capped at 200 registers (5 programs per SM, not 4).
         "fwd ept128 nreg200": {"CLN_FWD_EPT": 128, "CLN_FWD_MAXNREG": 200},
     },

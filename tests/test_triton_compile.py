@@ -96,7 +96,7 @@ def _direction_knobs(kernel: str) -> dict[str, object]:
     """The constexprs only one direction's kernel takes, at their launch defaults."""
     if kernel == "_cln_fwd_kernel":
         return {"ABLATE": 0}
-    return {"OVERLAP": True, "FUSE": True, "LATE": 1, "ABLATE": 0}
+    return {"OVERLAP": True, "FUSE": True, "LATE": 2, "ABLATE": 0}
 
 
 @pytest.mark.parametrize("ints", SIZES, ids=["ones", "target"])

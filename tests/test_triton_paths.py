@@ -30,10 +30,10 @@ SCHEDULES = {
     "sequential-prefix": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_PREFIX_OVERLAP": False},
     # Three separate sums and scans instead of the tuple ones (the A/B knob's other side).
     "unfused-sums": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_FUSED_SUMS": False},
-    # The backward's dgamma / dbeta partials before the tile's publication, and after its
-    # group's closing (the default: between the two).
+    # The backward's dgamma / dbeta partials before the tile's publication, and between it and
+    # the group's closing (the default: after both).
     "early-partials": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_BWD_LATE_PARTIALS": 0},
-    "partials-after-close": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_BWD_LATE_PARTIALS": 2},
+    "partials-after-publish": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_BWD_LATE_PARTIALS": 1},
     # Runs longer than a sequence: every tile takes the remainder (batch-interleaved) path.
     "runs-remainder": {"CLN_TICKET_RUN": 1 << 20},
     "channel-blocks": {
@@ -105,7 +105,7 @@ def test_pairs_16bit(tdevice, pairs, dtype, shape):
         harness.check_cln_streaming("triton", tdevice, shape, dtype)
 
 
-@pytest.mark.parametrize("late", [0, 2])
+@pytest.mark.parametrize("late", [0, 1])
 def test_pairs_partials_placement(tdevice, late):
     """The packed backward's dgamma / dbeta partials at the other places
     (``CLN_BWD_LATE_PARTIALS``; the default runs in every backward test)."""

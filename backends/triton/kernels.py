@@ -184,11 +184,15 @@ CLN_PREFIX_OVERLAP = True
 #: 144.1 / 143.1 against 143.8 / 144.0 us), e.g. (2, 128, 64000) bf16 119.7-119.8 ->
 #: 118.1-118.2 us (bench/results/nvidia-h200-s14c-ab-fused-*.log).  False: three each.
 CLN_FUSED_SUMS = True
-#: The backward's dgamma / dbeta partials of a tile (one channel block) formed and stored after
-#: the tile has published its sums (1; 2: also after it closes its group), while later tiles'
-#: words are awaited, instead of before (0): the look-back's chain (a tile's publication, which
-#: the next tile waits for) then carries none of the partials' work.
-CLN_BWD_LATE_PARTIALS = 1
+#: Where the backward forms and stores a tile's dgamma / dbeta partials (one channel block):
+#: 0 before the tile publishes its sums (up to session 16), 1 after, 2 also after the tile
+#: closes its group, right before it waits for the later tiles' words.  Before the publication
+#: they lengthen the look-back's chain (each tile's publication is what the next one waits
+#: for).  H200, fwd+bwd, 0 / 1 / 2: bf16 188.5 / 177.4 / 174.3 us at (16, 512, 4000), 104.6 /
+#: 99.7 / 94.6 at (4, 256, 16000), 102.1 / 102.4 / 100.2 at (2, 128, 64000); fp32 within
+#: -1.4 to +0.8 us of 0 at the three shapes (bench/results/nvidia-h200-s17b-tune-late.log).
+#: The packed 16-bit backward also stops spilling (76-80 B at C = 128-256; ptxas, sm_90).
+CLN_BWD_LATE_PARTIALS = 2
 #: Tickets in runs of this many consecutive tiles of one sequence (1: batch-interleaved).
 #: Neighbouring tiles continue each other's row segments in memory, so runs help DRAM: the
 #: load-store skeleton of (16, 512, 4000) fp32 went 0.72 -> 0.83 of copy bandwidth in pure time
