@@ -3,7 +3,7 @@
 # the in-tile scan (CLN_FWD_REDUCE_AGGREGATE, on in this call) against the scan's last element
 # (off, the code of the session's final runs): cLN target shapes and the seed (bench.tune), then
 # the Triton cLN GPU tests on the new default.
-#   OUT=out bash bench/gpu_s17d.sh
+#   OUT=out bash bench/gpu_s17d.sh   (ran at e33384b; the reduction was then removed: NOTES 20.3b)
 set -uo pipefail
 SKIP_CUDA_BUILD=1 source bench/gpu_env.sh
 timeout -s KILL ${T_TUNE:-120} python3 -m bench.tune --backend triton --ops cln --parts shapes,seed \

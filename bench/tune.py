@@ -81,8 +81,6 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # 17), or between it and the group's closing, instead of after both.
         "early partials": {"CLN_BWD_LATE_PARTIALS": 0},
         "partials after publish": {"CLN_BWD_LATE_PARTIALS": 1},
-        # The forward's tile aggregate as the in-tile scan's last element (before session 17).
-        "fwd scan aggregate": {"CLN_FWD_REDUCE_AGGREGATE": False},
         # fp32: 128 values per thread capped at 200 registers (5 programs per SM, not 4).
         "fwd ept128 nreg200": {"CLN_FWD_EPT": 128, "CLN_FWD_MAXNREG": 200},
     },

@@ -95,7 +95,7 @@ KERNELS = [("_cln_fwd_kernel", FWD_FLAGS), ("_cln_bwd_kernel", BWD_FLAGS)]
 def _direction_knobs(kernel: str) -> dict[str, object]:
     """The constexprs only one direction's kernel takes, at their launch defaults."""
     if kernel == "_cln_fwd_kernel":
-        return {"ABLATE": 0, "AGG": True}
+        return {"ABLATE": 0}
     return {"OVERLAP": True, "FUSE": True, "LATE": 2, "ABLATE": 0}
 
 

@@ -34,8 +34,6 @@ SCHEDULES = {
     # the group's closing (the default: after both).
     "early-partials": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_BWD_LATE_PARTIALS": 0},
     "partials-after-publish": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_BWD_LATE_PARTIALS": 1},
-    # The forward's tile aggregate as the scan's last element (the default: one reduction).
-    "scan-aggregate": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_FWD_REDUCE_AGGREGATE": False},
     # Runs longer than a sequence: every tile takes the remainder (batch-interleaved) path.
     "runs-remainder": {"CLN_TICKET_RUN": 1 << 20},
     "channel-blocks": {

@@ -193,10 +193,6 @@ CLN_FUSED_SUMS = True
 #: -1.4 to +0.8 us of 0 at the three shapes (bench/results/nvidia-h200-s17b-tune-late.log).
 #: The packed 16-bit backward also stops spilling (76-80 B at C = 128-256; ptxas, sm_90).
 CLN_BWD_LATE_PARTIALS = 2
-#: The forward publishes its tile aggregate from one tuple reduction over the frames, before
-#: the in-tile scan (which only the tile's own output needs), instead of taking the scan's
-#: last element after it: the same reasoning as ``CLN_BWD_LATE_PARTIALS``.
-CLN_FWD_REDUCE_AGGREGATE = True
 #: Tickets in runs of this many consecutive tiles of one sequence (1: batch-interleaved).
 #: Neighbouring tiles continue each other's row segments in memory, so runs help DRAM: the
 #: load-store skeleton of (16, 512, 4000) fp32 went 0.72 -> 0.83 of copy bandwidth in pure time
@@ -591,7 +587,6 @@ def _cln_fwd_kernel(
     ABLATE: tl.constexpr,
     PAIRS: tl.constexpr,
     ASM: tl.constexpr,
-    AGG: tl.constexpr,
 ):
     b, i, j = _ticket(scr_ptr, B, NTB, False, RUN)
     t_ptr = scr_ptr + SCR_OFF + b * NTB  # this sequence's tile aggregate words
@@ -654,22 +649,13 @@ def _cln_fwd_kernel(
         sn, sm, sM = fn, fm, fM
         an, am, aM = cnt0, m0, M0
     else:
-        if AGG:
-            # The aggregate by one reduction, published before the scan, which only this
-            # tile's output needs (``CLN_FWD_REDUCE_AGGREGATE``).
-            an, am, aM = tl.reduce((fn, fm, fM), 0, _chan)
-            tl.atomic_xchg(t_ptr + i, _pack_fwd(am, aM), sem="relaxed")
-            if i % G == G - 1:
-                _fwd_close_group(t_ptr, g_ptr, i, C, BT, G)
-            sn, sm, sM = tl.associative_scan((fn, fm, fM), 0, _chan)
-        else:
-            # Inclusive scan over frames; padding frames (n = 0) are identities, so the last
-            # element is the tile aggregate.
-            sn, sm, sM = tl.associative_scan((fn, fm, fM), 0, _chan)
-            an, am, aM = _last3(sn, sm, sM, BT)
-            tl.atomic_xchg(t_ptr + i, _pack_fwd(am, aM), sem="relaxed")
-            if i % G == G - 1:
-                _fwd_close_group(t_ptr, g_ptr, i, C, BT, G)
+        # Inclusive scan over frames; padding frames (n = 0) are identities, so the last
+        # element is the tile aggregate.
+        sn, sm, sM = tl.associative_scan((fn, fm, fM), 0, _chan)
+        an, am, aM = _last3(sn, sm, sM, BT)
+        tl.atomic_xchg(t_ptr + i, _pack_fwd(am, aM), sem="relaxed")
+        if i % G == G - 1:
+            _fwd_close_group(t_ptr, g_ptr, i, C, BT, G)
     if ABLATE >= 1:
         pn, pm, pM = cnt0, m0, M0
     else:
@@ -1244,7 +1230,6 @@ def cln_forward(
         ABLATE=_DIAG_ABLATE,
         PAIRS=p.pairs,
         ASM=x.device.type == "cuda",
-        AGG=CLN_FWD_REDUCE_AGGREGATE,
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
     )
