@@ -188,9 +188,10 @@ CLN_FUSED_SUMS = True
 #: 0 before the tile publishes its sums (up to session 16), 1 after, 2 also after the tile
 #: closes its group, right before it waits for the later tiles' words.  Before the publication
 #: they lengthen the look-back's chain (each tile's publication is what the next one waits
-#: for).  H200, fwd+bwd, 0 / 1 / 2: bf16 188.5 / 177.4 / 174.3 us at (16, 512, 4000), 104.6 /
-#: 99.7 / 94.6 at (4, 256, 16000), 102.1 / 102.4 / 100.2 at (2, 128, 64000); fp32 within
-#: -1.4 to +0.8 us of 0 at the three shapes (bench/results/nvidia-h200-s17b-tune-late.log).
+#: for).  H200, fwd+bwd, 0 -> 2, two rounds in one call: bf16 187.8-188.9 -> 173.1-173.6 us
+#: at (16, 512, 4000), 104.5-104.6 -> 94.5-94.6 at (4, 256, 16000), 101.6-102.6 -> 100.6-100.7
+#: at (2, 128, 64000); fp32 even (within 0.4 us) or up to 2.8 us faster; 1 in between
+#: (bench/results/nvidia-h200-s17c-tune-late-*.log).
 #: The packed 16-bit backward also stops spilling (76-80 B at C = 128-256; ptxas, sm_90).
 CLN_BWD_LATE_PARTIALS = 2
 #: Tickets in runs of this many consecutive tiles of one sequence (1: batch-interleaved).
