@@ -190,7 +190,7 @@ CLN_FUSED_SUMS = True
 #: they lengthen the look-back's chain (each tile's publication is what the next one waits
 #: for).  H200, fwd+bwd, 0 -> 2, two rounds in one call: bf16 187.8-188.9 -> 173.1-173.6 us
 #: at (16, 512, 4000), 104.5-104.6 -> 94.5-94.6 at (4, 256, 16000), 101.6-102.6 -> 100.6-100.7
-#: at (2, 128, 64000); fp32 even (within 0.4 us) or up to 2.8 us faster; 1 in between
+#: at (2, 128, 64000); fp32 even (within 0.4 us) or up to 2.8 us faster; 1 mostly between
 #: (bench/results/nvidia-h200-s17c-tune-late-*.log).
 #: The packed 16-bit backward also stops spilling (76-80 B at C = 128-256; ptxas, sm_90).
 CLN_BWD_LATE_PARTIALS = 2
