@@ -751,24 +751,25 @@ def _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G: tl.constexpr, CHUNK: tl.constexpr,
 
 
 @triton.jit
-def _bwd_late_partials(x, dy, xw, dyw, mu, r, dgp_ptr, dbp_ptr, prow, offs_c, cmask,
+def _bwd_late_partials(xt, dyt, mu, r, dgp_ptr, dbp_ptr, prow, offs_c, cmask,
                        HAS_DG: tl.constexpr, HAS_DB: tl.constexpr, PAIRS: tl.constexpr,
                        ASM: tl.constexpr):
     """A tile's dgamma / dbeta partials (one channel block) after its publication
-    (``CLN_BWD_LATE_PARTIALS``): from the packed words (``PAIRS``) or the float32 tile."""
+    (``CLN_BWD_LATE_PARTIALS``) from x and dy as the kernel holds them: packed words
+    (``PAIRS``, unpacked afresh here) or float32 tiles."""
     if PAIRS != 0:
         if HAS_DB:
-            tl.store(dbp_ptr + prow + offs_c, tl.sum(_unpack_tile(dyw, PAIRS, ASM), axis=1),
+            tl.store(dbp_ptr + prow + offs_c, tl.sum(_unpack_tile(dyt, PAIRS, ASM), axis=1),
                      mask=cmask)
         if HAS_DG:
-            u = _unpack_tile(dyw, PAIRS, ASM) * (_unpack_tile(xw, PAIRS, ASM) - mu[None, :])
+            u = _unpack_tile(dyt, PAIRS, ASM) * (_unpack_tile(xt, PAIRS, ASM) - mu[None, :])
             tl.store(dgp_ptr + prow + offs_c, tl.sum(u * r[None, :], axis=1), mask=cmask)
     else:
         if HAS_DG:
-            u = dy * (x - mu[None, :])
+            u = dyt * (xt - mu[None, :])
             tl.store(dgp_ptr + prow + offs_c, tl.sum(u * r[None, :], axis=1), mask=cmask)
         if HAS_DB:
-            tl.store(dbp_ptr + prow + offs_c, tl.sum(dy, axis=1), mask=cmask)
+            tl.store(dbp_ptr + prow + offs_c, tl.sum(dyt, axis=1), mask=cmask)
 
 
 @triton.jit
@@ -841,12 +842,11 @@ def _cln_bwd_kernel(
             woffs, wmask = _pair_words(i, offs_c, cmask, T, BT)
             xw = tl.load(_words(x_base) + woffs, mask=wmask, other=0)
             dyw = tl.load(_words(dy_base) + woffs, mask=wmask, other=0)
-            x = xw  # unused: the float32 tile's name for _bwd_late_partials
+            xt, dyt = xw, dyw  # the tile as held (for _bwd_late_partials)
         else:
             x = tl.load(x_base + offs, mask=mask, other=0.0).to(tl.float32)
             dy = tl.load(dy_base + offs, mask=mask, other=0.0).to(tl.float32)
-            xw = x  # unused: the words' names for _bwd_late_partials
-            dyw = dy
+            xt, dyt = x, dy
         if ABLATE >= 2:
             # Diagnostic: the tile is loaded and held as in the kernel, but not summed.
             G1 = tl.zeros([BT], tl.float32)
@@ -920,13 +920,13 @@ def _cln_bwd_kernel(
         tl.atomic_xchg(t_ptr + NTB + j, _pack_bwd(tb), sem="relaxed")
         tl.atomic_xchg(t_ptr + 2 * NTB + j, _pack_bwd(tp), sem="relaxed")
     if NUM_CB == 1 and LATE == 1 and ABLATE < 2:
-        _bwd_late_partials(x, dy, xw, dyw, mu, r, dgp_ptr, dbp_ptr, prow, offs_c, cmask,
+        _bwd_late_partials(xt, dyt, mu, r, dgp_ptr, dbp_ptr, prow, offs_c, cmask,
                            HAS_DG, HAS_DB, PAIRS, ASM)
     if ABLATE < 1:
         if j % G == G - 1:
             _bwd_close_group(t_ptr, g_ptr, j, NTB, NG, G, OVERLAP, FUSE)
     if NUM_CB == 1 and LATE == 2 and ABLATE < 2:
-        _bwd_late_partials(x, dy, xw, dyw, mu, r, dgp_ptr, dbp_ptr, prow, offs_c, cmask,
+        _bwd_late_partials(xt, dyt, mu, r, dgp_ptr, dbp_ptr, prow, offs_c, cmask,
                            HAS_DG, HAS_DB, PAIRS, ASM)
     if ABLATE < 1:
         ea, eb, ep = _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G, CHUNK, OVERLAP, FUSE)
