@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 18, first call: the Triton forward in two reads of each tile (CLN_FWD_LAG), its GPU
 # tests, then the lag / hint / tile sweep against the single-pass default.
-#   OUT=out bash bench/gpu_s18.sh
+#   OUT=out bash bench/gpu_s18.sh   (at 916a4ce; the kernel was removed after this call, NOTES 21.1)
 set -uo pipefail
 SKIP_CUDA_BUILD=1 source bench/gpu_env.sh
 timeout -s KILL 150 python3 -m pytest -q -x tests/test_triton_paths.py -k "lag or default" \

@@ -81,15 +81,6 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # 17), or between it and the group's closing, instead of after both.
         "early partials": {"CLN_BWD_LATE_PARTIALS": 0},
         "partials after publish": {"CLN_BWD_LATE_PARTIALS": 1},
-        # The forward in two reads of each tile, LAG tickets apart (CLN_FWD_LAG tickets per SM),
-        # with the L2 hints (default) or without, with 128-byte rows or 8 warps per tile.
-        "lag2": {"CLN_FWD_LAG": 2},
-        "lag4": {"CLN_FWD_LAG": 4},
-        "lag8": {"CLN_FWD_LAG": 8},
-        "lag16": {"CLN_FWD_LAG": 16},
-        "lag4 nohints": {"CLN_FWD_LAG": 4, "CLN_FWD_LAG_HINTS": False},
-        "lag4 minrow128": {"CLN_FWD_LAG": 4, "CLN_FWD_LAG_MIN_ROW_BYTES": 128},
-        "lag4 ept32": {"CLN_FWD_LAG": 4, "CLN_FWD_LAG_EPT": 32},
         # fp32: 128 values per thread capped at 200 registers (5 programs per SM, not 4).
         "fwd ept128 nreg200": {"CLN_FWD_EPT": 128, "CLN_FWD_MAXNREG": 200},
     },

@@ -36,16 +36,6 @@ SCHEDULES = {
     "partials-after-publish": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_BWD_LATE_PARTIALS": 1},
     # Runs longer than a sequence: every tile takes the remainder (batch-interleaved) path.
     "runs-remainder": {"CLN_TICKET_RUN": 1 << 20},
-    # The forward in two reads of each tile, LAG tickets apart (phase B of tile k - LAG in
-    # ticket k), with and without the L2 hints, and in runs of tickets.
-    "lag": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_FWD_LAG": 1},
-    "lag-nohints-runs3": {
-        "CLN_GROUP": 2,
-        "CLN_CHUNK": 4,
-        "CLN_TICKET_RUN": 3,
-        "CLN_FWD_LAG": 2,
-        "CLN_FWD_LAG_HINTS": False,
-    },
     "channel-blocks": {
         "CLN_MAX_BLOCK_C": 8,
         "CLN_LOOP_BLOCK_C": 8,
@@ -77,7 +67,7 @@ def test_schedule_forward_backward(tdevice, name, shape):
         harness.check_cln_backward("triton", tdevice, shape, torch.float32, True)
 
 
-@pytest.mark.parametrize("name", ["groups2-chunk2", "runs3", "lag", "channel-blocks"])
+@pytest.mark.parametrize("name", ["groups2-chunk2", "runs3", "channel-blocks"])
 def test_schedule_state_and_bf16(tdevice, name):
     shape = (2, 12, 90)
     with schedule(name):
@@ -87,7 +77,7 @@ def test_schedule_state_and_bf16(tdevice, name):
         )
 
 
-@pytest.mark.parametrize("name", ["groups2-chunk2", "runs3", "lag", "channel-blocks"])
+@pytest.mark.parametrize("name", ["groups2-chunk2", "runs3", "channel-blocks"])
 def test_schedule_causal(tdevice, name):
     shape = (2, 9, 60)
     with schedule(name):
@@ -124,28 +114,6 @@ def test_pairs_partials_placement(tdevice, late):
 
     with schedule("groups2-chunk2"), knobs(K, {"CLN_BWD_LATE_PARTIALS": late}):
         harness.check_cln_backward("triton", tdevice, (2, 12, 96), torch.bfloat16, True)
-
-
-@pytest.mark.parametrize("shape", [(3, 5, 67), (2, 16, 96)], ids=str)
-def test_lag_forward_same_bits(tdevice, shape):
-    """The forward in two reads (``CLN_FWD_LAG``) does the single-pass kernel's arithmetic on
-    the same plan (fp32: same tiles and warps): the same bits, y and the streaming state."""
-    import common
-    from backends.triton import kernels as K
-    from bench.tune import knobs
-
-    gen, _ = harness.new_generator()
-    x = harness.randn(shape, torch.float32, tdevice, gen, 3.0)
-    gamma = harness.randn((shape[1],), torch.float32, tdevice, gen)
-    beta = harness.randn((shape[1],), torch.float32, tdevice, gen)
-    outs = []
-    for lag in (None, 1, 3):
-        with schedule("groups2-chunk2"), knobs(K, {"CLN_FWD_LAG": lag}):
-            y, state = common.cln(x, gamma, beta, backend="triton", return_state=True)
-        outs.append((y, state.count, state.mean, state.m2))
-    for other in outs[1:]:
-        for a, b in zip(outs[0], other):
-            assert torch.equal(a, b)
 
 
 # The fixed-order column sums of the dgamma / dbeta / dw partials: one launch, and the split

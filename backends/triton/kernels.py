@@ -194,17 +194,6 @@ CLN_FUSED_SUMS = True
 #: (bench/results/nvidia-h200-s17c-tune-late-*.log).
 #: The packed 16-bit backward also stops spilling (76-80 B at C = 128-256; ptxas, sm_90).
 CLN_BWD_LATE_PARTIALS = 2
-#: The forward in two reads of each tile (``_cln_fwd_lag_kernel``): ticket k takes tile k's
-#: statistics and tile k - LAG's output, LAG = this many tickets per SM (None: the single-pass
-#: kernel).  Used with one channel block only.  ``HINTS``: L2 evict_last on the first read,
-#: evict_first on the second and on the store.  Its own tile plan: 16-bit tiles are not held
-#: across a wait there, so they are loaded as values (no pairs), with these elements per
-#: thread and register cap.
-CLN_FWD_LAG: int | None = None
-CLN_FWD_LAG_HINTS = True
-CLN_FWD_LAG_EPT = 64
-CLN_FWD_LAG_MAXNREG: int | None = 128
-CLN_FWD_LAG_MIN_ROW_BYTES: int | None = None
 #: Tickets in runs of this many consecutive tiles of one sequence (1: batch-interleaved).
 #: Neighbouring tiles continue each other's row segments in memory, so runs help DRAM: the
 #: load-store skeleton of (16, 512, 4000) fp32 went 0.72 -> 0.83 of copy bandwidth in pure time
@@ -384,9 +373,15 @@ def _spin_load3(ptr, stride, idx, need, OVERLAP: tl.constexpr):
 
 
 @triton.jit
-def _tile_of(k, B, NTB, RUN: tl.constexpr):
-    """Ticket k -> (b, j): its sequence and its tile's place in that sequence's order (see
-    ``_ticket``)."""
+def _ticket(scr_ptr, B, NTB, REVERSE: tl.constexpr, RUN: tl.constexpr):
+    """Take a ticket -> (b, i, j): sequence, tile, and processing index (i, or NTB-1-i).
+
+    Tickets go in runs of RUN consecutive tiles of one sequence, the runs interleaved over the
+    batch (RUN = 1: tile j of every sequence, then tile j+1, ...); the tiles past the last full
+    run of each sequence come last, batch-interleaved.  Within a sequence the ticket grows with
+    j, which is all the deadlock argument needs.
+    """
+    k = tl.atomic_add(scr_ptr, 1).to(tl.int32)
     if RUN == 1:
         b = k % B
         j = k // B
@@ -397,20 +392,6 @@ def _tile_of(k, B, NTB, RUN: tl.constexpr):
         kr = tl.maximum(k - B * nf * RUN, 0)
         b = tl.where(in_runs, r % B, kr % B)
         j = tl.where(in_runs, (r // B) * RUN + k % RUN, nf * RUN + kr // B)
-    return b, j
-
-
-@triton.jit
-def _ticket(scr_ptr, B, NTB, REVERSE: tl.constexpr, RUN: tl.constexpr):
-    """Take a ticket -> (b, i, j): sequence, tile, and processing index (i, or NTB-1-i).
-
-    Tickets go in runs of RUN consecutive tiles of one sequence, the runs interleaved over the
-    batch (RUN = 1: tile j of every sequence, then tile j+1, ...); the tiles past the last full
-    run of each sequence come last, batch-interleaved.  Within a sequence the ticket grows with
-    j, which is all the deadlock argument needs.
-    """
-    k = tl.atomic_add(scr_ptr, 1).to(tl.int32)
-    b, j = _tile_of(k, B, NTB, RUN)
     if REVERSE:
         i = NTB - 1 - j
     else:
@@ -708,138 +689,6 @@ def _cln_fwd_kernel(
             tl.store(_words(y_base) + woffs, _pack_tile(out, PAIRS), mask=wmask)
         else:
             tl.store(y_base + offs, out.to(y_ptr.dtype.element_ty), mask=mask)
-
-
-@triton.jit
-def _cln_fwd_lag_kernel(
-    x_ptr,
-    y_ptr,
-    gamma_ptr,
-    beta_ptr,
-    mean_ptr,
-    rstd_ptr,
-    m2_ptr,
-    cnt_ptr,
-    m0_ptr,
-    M0_ptr,
-    scr_ptr,
-    B,
-    C,
-    T,
-    NTB,
-    NG,
-    NT,
-    LAG,
-    eps,
-    HAS_STATE: tl.constexpr,
-    HAS_GAMMA: tl.constexpr,
-    HAS_BETA: tl.constexpr,
-    BLOCK_C: tl.constexpr,
-    BT: tl.constexpr,
-    SCR_OFF: tl.constexpr,
-    G: tl.constexpr,
-    CHUNK: tl.constexpr,
-    RUN: tl.constexpr,
-    HINTS: tl.constexpr,
-):
-    """The forward in two reads of each tile, ``LAG`` tickets apart (one channel block).
-
-    Ticket k first takes the statistics of tile k (phase A: load, per-frame two-pass
-    statistics, in-tile scan, publication; the inclusive in-tile scan parked in ``mean`` /
-    ``rstd``), then the output of tile k - LAG (phase B: its prefix, which the LAG tickets
-    between made ready, the parked scan, a second load of x, the output).  No tile is held in
-    registers across a wait; the second load is meant to hit the L2 (``HINTS``: the first load
-    evict_last, the second and the store evict_first).  Same arithmetic as ``_cln_fwd_kernel``
-    with the same plan, so the same bits.  Deadlock-free: phase B waits only for phase A of
-    smaller tickets, and phase A waits (group close) only for phase A of smaller tickets.
-    """
-    k = tl.atomic_add(scr_ptr, 1).to(tl.int32)
-    offs_c = tl.arange(0, BLOCK_C)
-    cmask = offs_c < C
-    lane_t = tl.arange(0, BT)
-
-    # ---- phase A: statistics of tile k --------------------------------------------------
-    if k < NT:
-        b, i = _tile_of(k, B, NTB, RUN)
-        t_ptr = scr_ptr + SCR_OFF + b * NTB
-        g_ptr = scr_ptr + SCR_OFF + B * NTB + b * NG
-        b64 = b.to(tl.int64)
-        offs_t = i * BT + lane_t
-        tmask = offs_t < T
-        mask = cmask[:, None] & tmask[None, :]
-        offs = offs_c[:, None] * T + offs_t[None, :]
-        if HINTS:
-            x = tl.load(x_ptr + b64 * C * T + offs, mask=mask, other=0.0,
-                        eviction_policy="evict_last")
-        else:
-            x = tl.load(x_ptr + b64 * C * T + offs, mask=mask, other=0.0)
-        x = x.to(tl.float32)
-        fn = tl.where(tmask, C, 0).to(tl.float32)
-        fm = tl.sum(x, axis=0) / C
-        xc = tl.where(mask, x - fm[None, :], 0.0)
-        fM = tl.sum(xc * xc, axis=0)
-        sn, sm, sM = tl.associative_scan((fn, fm, fM), 0, _chan)
-        an, am, aM = _last3(sn, sm, sM, BT)
-        st_offs = b64 * T + offs_t
-        tl.store(mean_ptr + st_offs, sm, mask=tmask)
-        tl.store(rstd_ptr + st_offs, sM, mask=tmask)
-        # Every thread's parked scan before the release of the tile word.
-        tl.debug_barrier()
-        tl.atomic_xchg(t_ptr + i, _pack_fwd(am, aM), sem="release")
-        if i % G == G - 1:
-            _fwd_close_group(t_ptr, g_ptr, i, C, BT, G)
-
-    # ---- phase B: output of tile k - LAG ------------------------------------------------
-    if k >= LAG:
-        b, i = _tile_of(k - LAG, B, NTB, RUN)
-        t_ptr = scr_ptr + SCR_OFF + b * NTB
-        g_ptr = scr_ptr + SCR_OFF + B * NTB + b * NG
-        b64 = b.to(tl.int64)
-        offs_t = i * BT + lane_t
-        tmask = offs_t < T
-        mask = cmask[:, None] & tmask[None, :]
-        offs = offs_c[:, None] * T + offs_t[None, :]
-        if HAS_STATE:
-            cnt0 = tl.load(cnt_ptr + b).to(tl.float32)
-            m0 = tl.load(m0_ptr + b)
-            M0 = tl.load(M0_ptr + b)
-        else:
-            cnt0 = tl.zeros([], tl.float32)
-            m0 = tl.zeros([], tl.float32)
-            M0 = tl.zeros([], tl.float32)
-        pn, pm, pM = _fwd_prefix(t_ptr, g_ptr, i, C, cnt0, m0, M0, BT, G, CHUNK)
-        # The tile's own word, acquired: its phase A's parked scan is then visible.
-        w = tl.atomic_add(t_ptr + i, 0, sem="acquire")
-        while w >= 0:
-            w = tl.atomic_add(t_ptr + i, 0, sem="acquire")
-        tl.debug_barrier()
-        st_offs = b64 * T + offs_t
-        sm = tl.load(mean_ptr + st_offs, mask=tmask, other=0.0, cache_modifier=".cg")
-        sM = tl.load(rstd_ptr + st_offs, mask=tmask, other=0.0, cache_modifier=".cg")
-        # The scan's counts (C per valid frame) are exact small integers in float32.
-        sn = (lane_t + 1).to(tl.float32) * C
-        n_t, m_t, M_t = _chan(pn, pm, pM, sn, sm, sM)
-        r_t = 1.0 / tl.sqrt(M_t / tl.maximum(n_t, 1.0) + eps)
-        tl.store(mean_ptr + st_offs, m_t, mask=tmask)
-        tl.store(rstd_ptr + st_offs, r_t, mask=tmask)
-        tl.store(m2_ptr + b + lane_t * 0, M_t, mask=offs_t == T - 1)
-        if HINTS:
-            x = tl.load(x_ptr + b64 * C * T + offs, mask=mask, other=0.0,
-                        eviction_policy="evict_first")
-        else:
-            x = tl.load(x_ptr + b64 * C * T + offs, mask=mask, other=0.0)
-        out = (x.to(tl.float32) - m_t[None, :]) * r_t[None, :]
-        if HAS_GAMMA:
-            gam = tl.load(gamma_ptr + offs_c, mask=cmask, other=0.0).to(tl.float32)
-            out = out * gam[:, None]
-        if HAS_BETA:
-            bet = tl.load(beta_ptr + offs_c, mask=cmask, other=0.0).to(tl.float32)
-            out = out + bet[:, None]
-        out = out.to(y_ptr.dtype.element_ty)
-        if HINTS:
-            tl.store(y_ptr + b64 * C * T + offs, out, mask=mask, eviction_policy="evict_first")
-        else:
-            tl.store(y_ptr + b64 * C * T + offs, out, mask=mask)
 
 
 # ============================================================================================
@@ -1278,25 +1127,17 @@ def _pairs(x: Tensor, forward: bool, num_cb: int) -> int:
     return {torch.bfloat16: 1, torch.float16: 2}.get(x.dtype, 0)
 
 
-def _min_row_bytes(forward: bool, half: bool, lag: bool = False) -> int:
-    if lag:
-        knob = CLN_FWD_LAG_MIN_ROW_BYTES
-    else:
-        knob = (
-            None if forward else (CLN_BWD_MIN_ROW_BYTES_16BIT if half else CLN_BWD_MIN_ROW_BYTES)
-        )
+def _min_row_bytes(forward: bool, half: bool) -> int:
+    knob = None if forward else (CLN_BWD_MIN_ROW_BYTES_16BIT if half else CLN_BWD_MIN_ROW_BYTES)
     return CLN_MIN_ROW_BYTES if knob is None else knob
 
 
-def _cln_plan(x: Tensor, forward: bool, lag: bool = False) -> _ClnPlan:
-    """The forward's or the backward's launch plan for ``x`` (one rule, two sets of knobs);
-    ``lag``: the forward in two reads (``_cln_fwd_lag_kernel``)."""
+def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
+    """The forward's or the backward's launch plan for ``x`` (one rule, two sets of knobs)."""
     B, C, T = x.shape
     _check_cln_size(C, T)
     half = x.element_size() == 2
-    if lag:
-        ept, maxnreg = CLN_FWD_LAG_EPT, CLN_FWD_LAG_MAXNREG
-    elif forward:
+    if forward:
         ept = CLN_FWD_EPT_16BIT if half else CLN_FWD_EPT
         maxnreg = CLN_FWD_MAXNREG_16BIT if half else CLN_FWD_MAXNREG
     else:
@@ -1316,11 +1157,11 @@ def _cln_plan(x: Tensor, forward: bool, lag: bool = False) -> _ClnPlan:
         CLN_FWD_MAXNREG_UNALIGNED if forward else CLN_BWD_MAXNREG_UNALIGNED,
         CLN_MAX_BLOCK_C,
         CLN_LOOP_BLOCK_C,
-        _min_row_bytes(forward, half, lag),
+        _min_row_bytes(forward, half),
         CLN_MAX_BT,
         CLN_MIN_TILES_PER_SM,
     )
-    pairs = 0 if lag else _pairs(x, forward, num_cb)
+    pairs = _pairs(x, forward, num_cb)
     if pairs:  # T % 16 == 0: the aligned launch, whose cap the packed kernel replaces
         maxnreg = CLN_FWD_MAXNREG_PAIRS if forward else CLN_BWD_MAXNREG_PAIRS
     ntb = triton.cdiv(T, bt)
@@ -1353,51 +1194,12 @@ def cln_forward(
 ) -> None:
     B, C, T = x.shape
     p = _cln_plan(x, forward=True)
-    lag = CLN_FWD_LAG is not None and p.num_cb == 1
-    if lag:
-        p = _cln_plan(x, forward=True, lag=True)
     # Ticket counter, then the tiles' and the groups' words; zeroed = "not published".
     scr = torch.zeros(_SCR_OFF + B * (p.ntb + p.ng), dtype=torch.int64, device=x.device)
     if state is not None:
         cnt, m0, M0 = state
     else:
         cnt = m0 = M0 = mean  # dummies, never read (HAS_STATE=False)
-    if lag:
-        n_lag = min(p.nt, max(1, CLN_FWD_LAG * _num_sms(x.device.type, x.device.index)))
-        _cln_fwd_lag_kernel[(p.nt + n_lag,)](
-            x,
-            y,
-            gamma if gamma is not None else x,
-            beta if beta is not None else x,
-            mean,
-            rstd,
-            m2_last,
-            cnt,
-            m0,
-            M0,
-            scr,
-            B,
-            C,
-            T,
-            p.ntb,
-            p.ng,
-            p.nt,
-            n_lag,
-            float(eps),
-            HAS_STATE=state is not None,
-            HAS_GAMMA=gamma is not None,
-            HAS_BETA=beta is not None,
-            BLOCK_C=p.block_c,
-            BT=p.bt,
-            SCR_OFF=_SCR_OFF,
-            G=p.group,
-            CHUNK=p.chunk,
-            RUN=CLN_TICKET_RUN,
-            HINTS=CLN_FWD_LAG_HINTS,
-            num_warps=p.num_warps,
-            maxnreg=p.maxnreg,
-        )
-        return
     _cln_fwd_kernel[(p.nt,)](
         x,
         y,
