@@ -81,6 +81,15 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # 17), or between it and the group's closing, instead of after both.
         "early partials": {"CLN_BWD_LATE_PARTIALS": 0},
         "partials after publish": {"CLN_BWD_LATE_PARTIALS": 1},
+        # fp32 forward tiles of 16384 values over 4 warps, uncapped (ptxas, sm_90: 252 registers,
+        # no spills; 2 programs per SM): at C = 512, rows of 128 B (32 frames) with the
+        # per-frame reductions still over 4 warps.
+        "fwd rows128 ept128": {
+            "CLN_MIN_ROW_BYTES": 128,
+            "CLN_FWD_TILE": 16384,
+            "CLN_FWD_EPT": 128,
+            "CLN_FWD_MAXNREG": None,
+        },
         # fp32: 128 values per thread capped at 200 registers (5 programs per SM, not 4).
         "fwd ept128 nreg200": {"CLN_FWD_EPT": 128, "CLN_FWD_MAXNREG": 200},
     },
