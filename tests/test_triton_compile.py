@@ -103,7 +103,9 @@ def _direction_knobs(kernel: str) -> dict[str, object]:
 @pytest.mark.parametrize("kernel, flags", KERNELS, ids=["fwd", "bwd"])
 def test_cln_kernels_compile(kernel, flags, ints):
     one = ints["C"] == 1
-    tile = dict(BLOCK_C=2 if one else 512, BT=2 if one else 16, NUM_CB=1, SCR_OFF=16)
+    # The target shape's fp32 tiles: 512 x 32 in both directions (the forward's wide rows,
+    # the backward's 128-byte minimum row).
+    tile = dict(BLOCK_C=2 if one else 512, BT=2 if one else 32, NUM_CB=1, SCR_OFF=16)
     prefix = dict(G=128, CHUNK=128, RUN=4, PAIRS=0, ASM=False)
     const = {**flags, **tile, **prefix, **_direction_knobs(kernel)}
     _compile(kernel, ints, const, num_warps=4)

@@ -54,8 +54,14 @@ def schedule(name: str) -> contextlib.AbstractContextManager[None]:
     from backends.triton import kernels as K
     from bench.tune import knobs
 
-    # Small tiles, so that these shapes span many tiles per sequence.
-    small = {"CLN_FWD_TILE": 128, "CLN_BWD_TILE": 128, "CLN_MIN_ROW_BYTES": 8}
+    # Small tiles, so that these shapes span many tiles per sequence (and not the forward's
+    # wide rows, which would enlarge them again; ``test_forward_wide_rows`` takes those).
+    small = {
+        "CLN_FWD_TILE": 128,
+        "CLN_BWD_TILE": 128,
+        "CLN_MIN_ROW_BYTES": 8,
+        "CLN_FWD_WIDE_ROW_BYTES": 0,
+    }
     return knobs(K, {**small, **SCHEDULES[name]})
 
 
@@ -114,6 +120,43 @@ def test_pairs_partials_placement(tdevice, late):
 
     with schedule("groups2-chunk2"), knobs(K, {"CLN_BWD_LATE_PARTIALS": late}):
         harness.check_cln_backward("triton", tdevice, (2, 12, 96), torch.bfloat16, True)
+
+
+# The forward's fp32 tiles widened to longer rows over the same warps (CLN_FWD_WIDE_*): at the
+# launch defaults (C = 257..512: 512 x 32 values, 4 warps, no register cap) and at small tiles
+# with groups of 2, where many tiles per sequence take the prefix paths.  The grid minimum is
+# lifted so that these small shapes take the wide plan on any GPU; the test checks they did.
+WIDE = {
+    "defaults": ({"CLN_MIN_TILES_PER_SM": 0}, (2, 300, 96), 32),
+    "small": (
+        {
+            "CLN_FWD_TILE": 128,
+            "CLN_MIN_ROW_BYTES": 8,
+            "CLN_FWD_WIDE_ROW_BYTES": 32,
+            "CLN_FWD_WIDE_TILE": 256,
+            "CLN_MIN_TILES_PER_SM": 0,
+            "CLN_GROUP": 2,
+            "CLN_CHUNK": 2,
+        },
+        (2, 20, 96),
+        8,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(WIDE))
+def test_forward_wide_rows(tdevice, name):
+    from backends.triton import kernels as K
+    from bench.tune import knobs
+
+    kw, shape, bt = WIDE[name]
+    with knobs(K, kw):
+        plan = K._cln_plan(torch.empty(shape, device=tdevice), forward=True)
+        assert plan.bt == bt, plan
+        harness.check_cln_forward("triton", tdevice, shape, torch.float32, True, dc=50.0)
+        harness.check_cln_backward("triton", tdevice, shape, torch.float32, True)
+        harness.check_cln_streaming("triton", tdevice, shape, torch.float32)
+        harness.check_cln_causal("triton", tdevice, shape, torch.float32)
 
 
 # The fixed-order column sums of the dgamma / dbeta / dw partials: one launch, and the split

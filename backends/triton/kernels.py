@@ -153,6 +153,20 @@ CLN_LOOP_BLOCK_C = 1024
 #: the load-store skeleton faster, 0.71 -> 0.79 at (16, 512, 4000) fp32, but the whole kernel
 #: no faster or slower: the per-frame reductions then span 8-16 warps.)
 CLN_MIN_ROW_BYTES = 64
+#: The forward's 4-byte tiles whose rows would be shorter than ``CLN_FWD_WIDE_ROW_BYTES``
+#: (T % 16 == 0, one channel block): rows of that length instead, when the tile then stays
+#: within ``CLN_FWD_WIDE_TILE`` values (C = 257..512 at the defaults: 32 frames instead of 16),
+#: over the same warps (``CLN_FWD_WIDE_EPT`` values per thread, ``CLN_FWD_WIDE_MAXNREG``;
+#: ptxas, sm_90: 252 registers without spills, 2 programs per SM instead of 4 with the same
+#: bytes in flight).  The per-frame reductions stay over 4 warps, which is what lost when the
+#: rows grew by more warps (NOTES 6.2).  H200, (16, 512, 4000) fp32 forward, two rounds in one
+#: call: 93.6 / 93.8 -> 89.2 / 88.4 us (0.66 -> 0.69 / 0.70 of copy bandwidth); the same
+#: knobs at C = 128 and 256, where the rows are 128 B already, lost 1-3 us, hence the rule
+#: (bench/results/nvidia-h200-s18b-tune-rows128-*.log).  0: off.
+CLN_FWD_WIDE_ROW_BYTES = 128
+CLN_FWD_WIDE_TILE = 16384
+CLN_FWD_WIDE_EPT = 128
+CLN_FWD_WIDE_MAXNREG: int | None = None
 #: The backward's own minimum (None: ``CLN_MIN_ROW_BYTES``), for 4-byte and 2-byte inputs.
 #: Both change only C = 512 among the target shapes.  fp32 128 B: 32 frames, one program of 8
 #: warps per SM instead of two of 4, fwd+bwd 252.7 -> 237.1 us at (16, 512, 4000); 16-bit
@@ -1144,23 +1158,43 @@ def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
         ept, maxnreg = CLN_BWD_EPT, CLN_BWD_MAXNREG
         if half and CLN_BWD_EPT_16BIT is not None:
             ept = CLN_BWD_EPT_16BIT
-    block_c, bt, num_cb, num_warps, maxnreg = _cln_config(
-        B,
-        C,
-        T,
-        x.element_size(),
-        _num_sms(x.device.type, x.device.index),
-        CLN_FWD_TILE if forward else CLN_BWD_TILE,
-        ept,
-        CLN_EPT_UNALIGNED,
-        maxnreg,
-        CLN_FWD_MAXNREG_UNALIGNED if forward else CLN_BWD_MAXNREG_UNALIGNED,
-        CLN_MAX_BLOCK_C,
-        CLN_LOOP_BLOCK_C,
-        _min_row_bytes(forward, half),
-        CLN_MAX_BT,
-        CLN_MIN_TILES_PER_SM,
-    )
+    num_sms = _num_sms(x.device.type, x.device.index)
+
+    def config(tile: int, ept: int, maxnreg: int | None, min_row: int):
+        return _cln_config(
+            B,
+            C,
+            T,
+            x.element_size(),
+            num_sms,
+            tile,
+            ept,
+            CLN_EPT_UNALIGNED,
+            maxnreg,
+            CLN_FWD_MAXNREG_UNALIGNED if forward else CLN_BWD_MAXNREG_UNALIGNED,
+            CLN_MAX_BLOCK_C,
+            CLN_LOOP_BLOCK_C,
+            min_row,
+            CLN_MAX_BT,
+            CLN_MIN_TILES_PER_SM,
+        )
+
+    tile = CLN_FWD_TILE if forward else CLN_BWD_TILE
+    min_row = _min_row_bytes(forward, half)
+    block_c, bt, num_cb, num_warps, maxnreg = config(tile, ept, maxnreg, min_row)
+    # The forward's wide rows (``CLN_FWD_WIDE_*``), where the grid stays large enough.
+    wbt = CLN_FWD_WIDE_ROW_BYTES // 4
+    if (
+        forward
+        and x.element_size() == 4
+        and T % 16 == 0
+        and num_cb == 1
+        and bt < wbt <= T
+        and block_c * wbt <= CLN_FWD_WIDE_TILE
+        and B * -(-T // wbt) >= CLN_MIN_TILES_PER_SM * num_sms
+    ):
+        wide = config(block_c * wbt, CLN_FWD_WIDE_EPT, CLN_FWD_WIDE_MAXNREG, 4 * wbt)
+        block_c, bt, num_cb, num_warps, maxnreg = wide
     pairs = _pairs(x, forward, num_cb)
     if pairs:  # T % 16 == 0: the aligned launch, whose cap the packed kernel replaces
         maxnreg = CLN_FWD_MAXNREG_PAIRS if forward else CLN_BWD_MAXNREG_PAIRS
