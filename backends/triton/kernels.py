@@ -161,7 +161,7 @@ CLN_MIN_ROW_BYTES = 64
 #: bytes in flight).  The per-frame reductions stay over 4 warps, which is what lost when the
 #: rows grew by more warps (NOTES 6.2).  H200, (16, 512, 4000) fp32 forward, two rounds in one
 #: call: 93.6 / 93.8 -> 89.2 / 88.4 us (0.66 -> 0.69 / 0.70 of copy bandwidth); the same
-#: knobs at C = 128 and 256, where the rows are 128 B already, lost 1-3 us, hence the rule
+#: knobs at C = 128 and 256, where the rows are 128 B already, lost 1.2-4.3 us, hence the rule
 #: (bench/results/nvidia-h200-s18b-tune-rows128-*.log).  0: off.
 CLN_FWD_WIDE_ROW_BYTES = 128
 CLN_FWD_WIDE_TILE = 16384
