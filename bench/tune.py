@@ -159,9 +159,14 @@ RMS_BWD_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
 }
 
 
+def missing_knobs(mod: ModuleType, kw: dict[str, object]) -> list[str]:
+    """The names in ``kw`` that ``mod`` has no constant for."""
+    return [k for k in kw if not hasattr(mod, k)]
+
+
 @contextlib.contextmanager
 def knobs(mod: ModuleType, kw: dict[str, object]) -> Iterator[None]:
-    missing = [k for k in kw if not hasattr(mod, k)]
+    missing = missing_knobs(mod, kw)
     if missing:
         raise AttributeError(f"{mod.__name__} has no knob {', '.join(missing)}")
     old = {k: getattr(mod, k) for k in kw}
