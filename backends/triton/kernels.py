@@ -164,6 +164,11 @@ CLN_MIN_ROW_BYTES = 64
 #: knobs at C = 128 and 256, where the rows are 128 B already, lost 1.2-4.3 us, hence the rule
 #: (bench/results/nvidia-h200-s18b-tune-rows128-*.log).  0: off.
 CLN_FWD_WIDE_ROW_BYTES = 128
+#: The same rule for the packed 16-bit forward (0: off).  128 changes C = 129..256 (32 -> 64
+#: frames, 4 warps instead of 2; ptxas, sm_90: 168 registers without spills, 3 programs per
+#: SM instead of 6, the same bytes in flight), 256 changes C = 65..128 (64 -> 128 frames;
+#: 48 B spilled at 168).
+CLN_FWD_WIDE_ROW_BYTES_16BIT = 0
 CLN_FWD_WIDE_TILE = 16384
 CLN_FWD_WIDE_EPT = 128
 CLN_FWD_WIDE_MAXNREG: int | None = None
@@ -1183,17 +1188,19 @@ def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
     min_row = _min_row_bytes(forward, half)
     block_c, bt, num_cb, num_warps, maxnreg = config(tile, ept, maxnreg, min_row)
     # The forward's wide rows (``CLN_FWD_WIDE_*``), where the grid stays large enough.
-    wbt = CLN_FWD_WIDE_ROW_BYTES // 4
+    row_bytes = CLN_FWD_WIDE_ROW_BYTES_16BIT if half else CLN_FWD_WIDE_ROW_BYTES
+    wbt = row_bytes // x.element_size()
     if (
         forward
-        and x.element_size() == 4
+        and row_bytes > 0
+        and x.element_size() in (2, 4)
         and T % 16 == 0
         and num_cb == 1
         and bt < wbt <= T
         and block_c * wbt <= CLN_FWD_WIDE_TILE
         and B * -(-T // wbt) >= CLN_MIN_TILES_PER_SM * num_sms
     ):
-        wide = config(block_c * wbt, CLN_FWD_WIDE_EPT, CLN_FWD_WIDE_MAXNREG, 4 * wbt)
+        wide = config(block_c * wbt, CLN_FWD_WIDE_EPT, CLN_FWD_WIDE_MAXNREG, row_bytes)
         block_c, bt, num_cb, num_warps, maxnreg = wide
     pairs = _pairs(x, forward, num_cb)
     if pairs:  # T % 16 == 0: the aligned launch, whose cap the packed kernel replaces
