@@ -90,12 +90,6 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
             "CLN_FWD_EPT": 128,
             "CLN_FWD_MAXNREG": None,
         },
-        # The same rows for the packed 16-bit forward: 128 B at C = 256 (64 frames over 4
-        # warps, 168 registers without spills), 256 B at C = 128 (128 frames, 48 B spilled),
-        # and 128 B at C = 512 (512 x 64 over 8 warps at 168 registers: one program per SM).
-        "fwd16 rows128": {"CLN_FWD_WIDE_ROW_BYTES_16BIT": 128},
-        "fwd16 rows256": {"CLN_FWD_WIDE_ROW_BYTES_16BIT": 256},
-        "fwd16 rows128 tile32k": {"CLN_FWD_WIDE_ROW_BYTES_16BIT": 128, "CLN_FWD_WIDE_TILE": 32768},
         # fp32: 128 values per thread capped at 200 registers (5 programs per SM, not 4).
         "fwd ept128 nreg200": {"CLN_FWD_EPT": 128, "CLN_FWD_MAXNREG": 200},
     },

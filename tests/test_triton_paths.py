@@ -61,7 +61,6 @@ def schedule(name: str) -> contextlib.AbstractContextManager[None]:
         "CLN_BWD_TILE": 128,
         "CLN_MIN_ROW_BYTES": 8,
         "CLN_FWD_WIDE_ROW_BYTES": 0,
-        "CLN_FWD_WIDE_ROW_BYTES_16BIT": 0,
     }
     return knobs(K, {**small, **SCHEDULES[name]})
 
@@ -123,37 +122,24 @@ def test_pairs_partials_placement(tdevice, late):
         harness.check_cln_backward("triton", tdevice, (2, 12, 96), torch.bfloat16, True)
 
 
-# The forward's tiles widened to longer rows over the same warps (CLN_FWD_WIDE_*): fp32 at the
-# launch defaults (C = 257..512: 512 x 32 values, 4 warps, no register cap), the packed bf16
-# tiles with their 128-byte rule on (C = 129..256: 256 x 64), and both at small tiles with
-# groups of 2, where many tiles per sequence take the prefix paths.  The grid minimum is lifted
-# so that these small shapes take the wide plan on any GPU; the test checks they did.
-_WIDE_SMALL = {
-    "CLN_FWD_TILE": 128,
-    "CLN_MIN_ROW_BYTES": 8,
-    "CLN_MIN_TILES_PER_SM": 0,
-    "CLN_GROUP": 2,
-    "CLN_CHUNK": 2,
-}
+# The forward's fp32 tiles widened to longer rows over the same warps (CLN_FWD_WIDE_*): at the
+# launch defaults (C = 257..512: 512 x 32 values, 4 warps, no register cap) and at small tiles
+# with groups of 2, where many tiles per sequence take the prefix paths.  The grid minimum is
+# lifted so that these small shapes take the wide plan on any GPU; the test checks they did.
 WIDE = {
-    "defaults": ({"CLN_MIN_TILES_PER_SM": 0}, torch.float32, (2, 300, 96), 32),
+    "defaults": ({"CLN_MIN_TILES_PER_SM": 0}, (2, 300, 96), 32),
     "small": (
-        {**_WIDE_SMALL, "CLN_FWD_WIDE_ROW_BYTES": 32, "CLN_FWD_WIDE_TILE": 256},
-        torch.float32,
+        {
+            "CLN_FWD_TILE": 128,
+            "CLN_MIN_ROW_BYTES": 8,
+            "CLN_FWD_WIDE_ROW_BYTES": 32,
+            "CLN_FWD_WIDE_TILE": 256,
+            "CLN_MIN_TILES_PER_SM": 0,
+            "CLN_GROUP": 2,
+            "CLN_CHUNK": 2,
+        },
         (2, 20, 96),
         8,
-    ),
-    "16bit": (
-        {"CLN_MIN_TILES_PER_SM": 0, "CLN_FWD_WIDE_ROW_BYTES_16BIT": 128},
-        torch.bfloat16,
-        (2, 200, 128),
-        64,
-    ),
-    "16bit small": (
-        {**_WIDE_SMALL, "CLN_FWD_WIDE_ROW_BYTES_16BIT": 32, "CLN_FWD_WIDE_TILE": 512},
-        torch.bfloat16,
-        (2, 20, 96),
-        16,
     ),
 }
 
@@ -163,14 +149,14 @@ def test_forward_wide_rows(tdevice, name):
     from backends.triton import kernels as K
     from bench.tune import knobs
 
-    kw, dtype, shape, bt = WIDE[name]
+    kw, shape, bt = WIDE[name]
     with knobs(K, kw):
-        plan = K._cln_plan(torch.empty(shape, dtype=dtype, device=tdevice), forward=True)
+        plan = K._cln_plan(torch.empty(shape, device=tdevice), forward=True)
         assert plan.bt == bt, plan
-        harness.check_cln_forward("triton", tdevice, shape, dtype, True, dc=50.0)
-        harness.check_cln_backward("triton", tdevice, shape, dtype, True)
-        harness.check_cln_streaming("triton", tdevice, shape, dtype)
-        harness.check_cln_causal("triton", tdevice, shape, dtype)
+        harness.check_cln_forward("triton", tdevice, shape, torch.float32, True, dc=50.0)
+        harness.check_cln_backward("triton", tdevice, shape, torch.float32, True)
+        harness.check_cln_streaming("triton", tdevice, shape, torch.float32)
+        harness.check_cln_causal("triton", tdevice, shape, torch.float32)
 
 
 # The fixed-order column sums of the dgamma / dbeta / dw partials: one launch, and the split

@@ -162,13 +162,12 @@ CLN_MIN_ROW_BYTES = 64
 #: rows grew by more warps (NOTES 6.2).  H200, (16, 512, 4000) fp32 forward, two rounds in one
 #: call: 93.6 / 93.8 -> 89.2 / 88.4 us (0.66 -> 0.69 / 0.70 of copy bandwidth); the same
 #: knobs at C = 128 and 256, where the rows are 128 B already, lost 1.2-4.3 us, hence the rule
-#: (bench/results/nvidia-h200-s18b-tune-rows128-*.log).  0: off.
+#: (bench/results/nvidia-h200-s18b-tune-rows128-*.log).  0: off.  The same rule for the packed
+#: 16-bit forward lost at every shape it changed (two rounds, bf16): 128 B rows at C = 256
+#: (4 warps, 168 registers, no spills) 34.0 -> 36.1-36.3 us at (4, 256, 16000); 256 B at
+#: C = 128 34.3 -> 41.2-41.3 us at (2, 128, 64000); 512 x 64 over 8 warps at C = 512
+#: 59.7 -> 78.9 us (bench/results/nvidia-h200-s19-tune-fwd16-rows.log, code at de25671).
 CLN_FWD_WIDE_ROW_BYTES = 128
-#: The same rule for the packed 16-bit forward (0: off).  128 changes C = 129..256 (32 -> 64
-#: frames, 4 warps instead of 2; ptxas, sm_90: 168 registers without spills, 3 programs per
-#: SM instead of 6, the same bytes in flight), 256 changes C = 65..128 (64 -> 128 frames;
-#: 48 B spilled at 168).
-CLN_FWD_WIDE_ROW_BYTES_16BIT = 0
 CLN_FWD_WIDE_TILE = 16384
 CLN_FWD_WIDE_EPT = 128
 CLN_FWD_WIDE_MAXNREG: int | None = None
@@ -1188,19 +1187,17 @@ def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
     min_row = _min_row_bytes(forward, half)
     block_c, bt, num_cb, num_warps, maxnreg = config(tile, ept, maxnreg, min_row)
     # The forward's wide rows (``CLN_FWD_WIDE_*``), where the grid stays large enough.
-    row_bytes = CLN_FWD_WIDE_ROW_BYTES_16BIT if half else CLN_FWD_WIDE_ROW_BYTES
-    wbt = row_bytes // x.element_size()
+    wbt = CLN_FWD_WIDE_ROW_BYTES // 4
     if (
         forward
-        and row_bytes > 0
-        and x.element_size() in (2, 4)
+        and x.element_size() == 4
         and T % 16 == 0
         and num_cb == 1
         and bt < wbt <= T
         and block_c * wbt <= CLN_FWD_WIDE_TILE
         and B * -(-T // wbt) >= CLN_MIN_TILES_PER_SM * num_sms
     ):
-        wide = config(block_c * wbt, CLN_FWD_WIDE_EPT, CLN_FWD_WIDE_MAXNREG, row_bytes)
+        wide = config(block_c * wbt, CLN_FWD_WIDE_EPT, CLN_FWD_WIDE_MAXNREG, 4 * wbt)
         block_c, bt, num_cb, num_warps, maxnreg = wide
     pairs = _pairs(x, forward, num_cb)
     if pairs:  # T % 16 == 0: the aligned launch, whose cap the packed kernel replaces
