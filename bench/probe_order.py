@@ -1,0 +1,74 @@
+"""Does an earlier benchmark group change a later group's figure?  (NOTES 21.4.)
+
+Triton's fp32 (2, 128, 64000) fwd+bwd measured 133.9-136.5 us in every full cLN benchmark and
+126.6-127.2 us alone in a fresh process, also right after 20 s of copies in another process
+(a hot GPU: NOTES 22).  This runs :func:`bench.runner.run` once per step of a sequence, in one
+process, one shape per step, and prints each step's medians, so that the order effect can be
+seen step by step::
+
+    python3 -m bench.probe_order --sequence 2x128x64000,16x512x4000,2x128x64000
+
+A step ``hold<N>g`` allocates N GiB and keeps it (the later groups' buffers then lie
+elsewhere); ``free`` drops what the holds keep and empties the caching allocator.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import torch
+
+from bench.runner import Config, run
+from bench.shapes import parse_shape
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--sequence", required=True, help="comma list of shapes, holdNg and free")
+    p.add_argument("--backend", default="triton")
+    p.add_argument("--dtype", default="fp32", choices=["fp32", "bf16"])
+    p.add_argument("--modes", default="fwd,fwd_bwd")
+    p.add_argument("--budget", type=float, default=0.15)
+    args = p.parse_args(argv)
+    if not torch.cuda.is_available():
+        print("probe_order: needs a CUDA device", file=sys.stderr)
+        return 2
+    dev = torch.device("cuda", torch.cuda.current_device())
+    dtype = {"fp32": torch.float32, "bf16": torch.bfloat16}[args.dtype]
+    held: list[torch.Tensor] = []
+    for i, step in enumerate(s.strip() for s in args.sequence.split(",")):
+        if step.startswith("hold") and step.endswith("g"):
+            held.append(torch.empty(int(float(step[4:-1]) * 2**30), dtype=torch.uint8, device=dev))
+            print(f"step {i}: {step} (reserved {torch.cuda.memory_reserved(dev) / 2**30:.2f} GiB)")
+            continue
+        if step == "free":
+            held.clear()
+            torch.cuda.synchronize(dev)
+            torch.cuda.empty_cache()
+            print(f"step {i}: free (reserved {torch.cuda.memory_reserved(dev) / 2**30:.2f} GiB)")
+            continue
+        cfg = Config(
+            ops=["cln"],
+            backends=[args.backend],
+            peers=[],
+            modes=args.modes.split(","),
+            dtypes={"cln": [dtype]},
+            shapes={"cln": [parse_shape(step)]},
+            device=dev,
+            budget_s=args.budget,
+            cuda_graph="all",
+            seed=1000 + i,
+        )
+        res = run(cfg)
+        figs = ", ".join(
+            f"{c.mode} {c.median_us:.1f} us ({c.status})"
+            for c in res.cases
+            if c.median_us is not None
+        )
+        print(f"step {i}: {step} {args.dtype} {args.backend}: {figs}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
