@@ -10,6 +10,10 @@ seen step by step::
 
 A step ``hold<N>g`` allocates N GiB and keeps it (the later groups' buffers then lie
 elsewhere); ``free`` drops what the holds keep and empties the caching allocator.
+
+``--one-run`` runs all shape steps as the groups of one :func:`bench.runner.run` (as the
+benchmark does; no hold or free steps then), and ``--keep-cache`` leaves the caching allocator
+full between those groups (the runner otherwise empties it after each group).
 """
 
 from __future__ import annotations
@@ -19,8 +23,27 @@ import sys
 
 import torch
 
+from bench import runner
 from bench.runner import Config, run
-from bench.shapes import parse_shape
+from bench.shapes import Shape, parse_shape
+
+
+def config(
+    args: argparse.Namespace, dev: torch.device, dtype: torch.dtype, shapes: list[Shape], seed: int
+) -> Config:
+    # Built here, not by the CLI, whose shape list drops repeated shapes.
+    return Config(
+        ops=["cln"],
+        backends=[args.backend],
+        peers=[],
+        modes=args.modes.split(","),
+        dtypes={"cln": [dtype]},
+        shapes={"cln": shapes},
+        device=dev,
+        budget_s=args.budget,
+        cuda_graph="all",
+        seed=seed,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,14 +53,27 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dtype", default="fp32", choices=["fp32", "bf16"])
     p.add_argument("--modes", default="fwd,fwd_bwd")
     p.add_argument("--budget", type=float, default=0.15)
+    p.add_argument("--one-run", action="store_true", help="the shape steps as one run's groups")
+    p.add_argument("--keep-cache", action="store_true", help="no empty_cache between groups")
     args = p.parse_args(argv)
     if not torch.cuda.is_available():
         print("probe_order: needs a CUDA device", file=sys.stderr)
         return 2
     dev = torch.device("cuda", torch.cuda.current_device())
     dtype = {"fp32": torch.float32, "bf16": torch.bfloat16}[args.dtype]
+    steps = [s.strip() for s in args.sequence.split(",")]
+    if args.keep_cache:
+        runner._cleanup = lambda dev: torch.cuda.synchronize(dev)
+    if args.one_run:
+        if any(not s[0].isdigit() for s in steps):
+            p.error("--one-run takes shape steps only")
+        res = run(config(args, dev, dtype, [parse_shape(s) for s in steps], 1000))
+        for c in res.cases:
+            if c.median_us is not None:
+                print(f"{c.shape} {c.mode} {c.impl}: {c.median_us:.1f} us ({c.status})")
+        return 0
     held: list[torch.Tensor] = []
-    for i, step in enumerate(s.strip() for s in args.sequence.split(",")):
+    for i, step in enumerate(steps):
         if step.startswith("hold") and step.endswith("g"):
             held.append(torch.empty(int(float(step[4:-1]) * 2**30), dtype=torch.uint8, device=dev))
             print(f"step {i}: {step} (reserved {torch.cuda.memory_reserved(dev) / 2**30:.2f} GiB)")
@@ -48,19 +84,7 @@ def main(argv: list[str] | None = None) -> int:
             torch.cuda.empty_cache()
             print(f"step {i}: free (reserved {torch.cuda.memory_reserved(dev) / 2**30:.2f} GiB)")
             continue
-        cfg = Config(
-            ops=["cln"],
-            backends=[args.backend],
-            peers=[],
-            modes=args.modes.split(","),
-            dtypes={"cln": [dtype]},
-            shapes={"cln": [parse_shape(step)]},
-            device=dev,
-            budget_s=args.budget,
-            cuda_graph="all",
-            seed=1000 + i,
-        )
-        res = run(cfg)
+        res = run(config(args, dev, dtype, [parse_shape(step)], 1000 + i))
         figs = ", ".join(
             f"{c.mode} {c.median_us:.1f} us ({c.status})"
             for c in res.cases
