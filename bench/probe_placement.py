@@ -98,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dtypes", default="fp32")
     p.add_argument("--layouts", default=",".join(LAYOUTS))
     p.add_argument("--budget", type=float, default=0.15)
+    p.add_argument("--regs", action="store_true", help="then the Triton kernels' registers")
     args = p.parse_args(argv)
     if not torch.cuda.is_available():
         print("probe_placement: needs a CUDA device", file=sys.stderr)
@@ -111,7 +112,32 @@ def main(argv: list[str] | None = None) -> int:
                 for layout in args.layouts.split(","):
                     line = time_layout(K, layout, shape, dtypes[dname], dev, args.budget)
                     print(f"{backend:8s} {dname} {shape} {layout:9s} {line}", flush=True)
+        if args.regs and backend == "triton":
+            for line in compiled_regs(K):
+                print(line)
     return 0
+
+
+def compiled_regs(K: ModuleType) -> list[str]:
+    """Registers and spill bytes of every kernel the module's Triton functions compiled, with the
+    ptxas that Triton used (``TRITON_PTXAS_PATH`` if set, e.g. by torch.compile, else its own)."""
+    import triton
+    from triton.runtime.jit import JITFunction
+
+    tool = triton.knobs.nvidia.ptxas
+    out = [f"ptxas: {tool.path} (release {tool.version})"]
+    for name, fn in sorted(vars(K).items()):
+        if not isinstance(fn, JITFunction):
+            continue
+        for cache, *_ in fn.device_caches.values():
+            for ck in cache.values():
+                c = ck.metadata
+                regs, spills = getattr(ck, "n_regs", "?"), getattr(ck, "n_spills", "?")
+                out.append(
+                    f"  {name} {str(getattr(c, 'hash', ''))[:8]} warps={c.num_warps} "
+                    f"maxnreg={getattr(c, 'maxnreg', None)}: {regs} registers, {spills} B spilled"
+                )
+    return out
 
 
 if __name__ == "__main__":
