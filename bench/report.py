@@ -112,6 +112,9 @@ def environment(device: torch.device) -> dict[str, object]:
             "l2_cache_bytes": int(p.L2_cache_size),
             "device_count": torch.cuda.device_count(),
         }
+        from bench.toolchain import describe
+
+        env["triton_ptxas"] = describe()
     else:
         env["gpu"] = None
     return env
@@ -221,6 +224,12 @@ def header_lines(run: RunResult, env: dict[str, object], command: str) -> list[s
     else:
         lines.append(f"CPU run: {env['cpu']} (CPU timings, not GPU figures)")
     lines.append(f"Versions: python {env['python']}, {vers}")
+    ptxas = env.get("triton_ptxas")
+    if isinstance(ptxas, dict):
+        lines.append(
+            "Triton's ptxas (bench/toolchain.py): "
+            + "; ".join(f"{who}: {what}" for who, what in ptxas.items())
+        )
     lines.append(
         f"Copy bandwidth: {run.copy_bw.gbps:,.0f} GB/s ({run.copy_bw.method}; read + write bytes)"
     )

@@ -60,6 +60,7 @@ from bench.timing import (
     side_stream,
     time_steps,
 )
+from bench.toolchain import ptxas_env, ptxas_for
 from common.reference import cln_reference, rmsnorm_oracle, rmsnorm_reference
 from common.testing import assert_close, rel_error, tolerance
 
@@ -551,7 +552,10 @@ def run(
             _cleanup(dev)
             continue
         for imp in impls:
-            got = _run_impl(g, imp, cfg.modes, cfg, l2, copy_bw, say)
+            # Each implementation compiles with the ptxas it has on its own (bench/toolchain.py:
+            # torch.compile would otherwise switch Triton's for every later group).
+            with ptxas_env(ptxas_for(imp.name == COMPILE_PEER)):
+                got = _run_impl(g, imp, cfg.modes, cfg, l2, copy_bw, say)
             cases.extend(got)
             step(len(cfg.modes))
             if imp.name == COMPILE_PEER and (skip := [c for c in got if c.status == "skipped"]):

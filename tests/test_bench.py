@@ -7,6 +7,7 @@ takes seconds.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -150,6 +151,49 @@ def test_inexact_peer_is_timed_and_flagged(monkeypatch: pytest.MonkeyPatch, tmp_
     assert rc == 0  # peers never fail the run
     peer = [c for c in _result(tmp_path)["cases"] if c["impl"] == "torch-eager"]
     assert len(peer) == 1 and peer[0]["status"] == "inexact" and peer[0]["median_us"] > 0
+
+
+def test_each_impl_compiles_with_its_own_ptxas(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """torch.compile's Inductor sets TRITON_PTXAS_PATH for the rest of the process; the runner
+    gives the compile peer Inductor's choice and every other implementation the process's own
+    (bench/toolchain.py), so a group's figures do not depend on the groups before it."""
+    from bench import runner, toolchain
+
+    seen: list[tuple[str, str | None]] = []
+
+    def record(g, impl, modes, *args, **kw):  # type: ignore[no-untyped-def]
+        seen.append((impl.name, os.environ.get(toolchain.ENV)))
+        if impl.name == runner.COMPILE_PEER:
+            os.environ[toolchain.ENV] = "/inductor/choice"  # what Inductor's first compile does
+        return []
+
+    monkeypatch.delenv(toolchain.ENV, raising=False)
+    monkeypatch.setattr(runner, "_run_impl", record)
+    monkeypatch.setattr(toolchain, "_START", None)
+    monkeypatch.setattr(toolchain, "inductor_ptxas", lambda: "/torch/bin/ptxas")
+    args = ["--backend", "eager", "--peers", "eager,compile", "--mode", "fwd"]
+    rc = bench_main([*FAST, *args, "--shapes", "cln:2x4x8,cln:2x4x16", "--out", str(tmp_path)])
+    assert rc == 0
+    one_group = [("eager", None), ("torch-eager", None), ("torch-compile", "/torch/bin/ptxas")]
+    assert seen == one_group * 2
+    assert toolchain.ENV not in os.environ
+
+
+def test_ptxas_env_restores_the_previous_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench import toolchain
+
+    monkeypatch.setenv(toolchain.ENV, "/before")
+    with toolchain.ptxas_env(None):
+        assert toolchain.ENV not in os.environ
+        with toolchain.ptxas_env("/inner"):
+            assert os.environ[toolchain.ENV] == "/inner"
+        assert toolchain.ENV not in os.environ
+    assert os.environ[toolchain.ENV] == "/before"
+    # A value set before the run is Inductor's choice too (it leaves a user's setting alone).
+    monkeypatch.setattr(toolchain, "_START", "/user/ptxas")
+    assert toolchain.ptxas_for(True) == toolchain.ptxas_for(False) == "/user/ptxas"
 
 
 # --------------------------------------------------------------------------- end to end
