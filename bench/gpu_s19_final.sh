@@ -11,5 +11,5 @@ timeout -s KILL ${T_BENCH:-330} make bench PY=python3 \
   BENCH_ARGS="--shapes targets --dtype fp32,bf16 --mode fwd,fwd_bwd --plot --cuda-graph all --out $OUT" \
   > "$OUT/bench.log" 2>&1
 echo "make bench rc=$?"; grep -E "ptxas|Copy bandwidth" "$OUT/nvidia-h200.md"; tail -4 "$OUT/bench.log"
-(cd "$OUT" && tar czf ../s19-final.tgz . && rm -rf ./* && mv ../s19-final.tgz .)
+tar czf /tmp/s19-final.tgz -C "$OUT" . && rm -rf "${OUT:?}"/* && mv /tmp/s19-final.tgz "$OUT/"
 ls -la "$OUT"
