@@ -100,7 +100,8 @@ from common.kernel_api import ClnStateTuple
 CLN_FWD_TILE = 8192
 CLN_BWD_TILE = 8192
 #: Tile elements per thread (per tensor) -> num_warps.  Forward 64 with maxnreg 128: 4 CTAs of
-#: 4 warps per SM (128 KiB of fp32 tiles) without spills at C = 128..512.  When T % 16 != 0
+#: 4 warps per SM (128 KiB of fp32 tiles) at C = 128..256, with 2 B spilled (the loaded
+#: kernels' own count on the H200, ptxas 12.8 and 13.0 alike: NOTES 22).  When T % 16 != 0
 #: the loads cannot be vectorized and every element carries its own 64-bit address, so fewer
 #: elements per thread (the *_UNALIGNED values) are used.
 CLN_FWD_EPT = 64
@@ -130,7 +131,7 @@ CLN_BWD_EPT_16BIT: int | None = None
 CLN_EPT_UNALIGNED = 16
 #: ``maxnreg`` for vectorized (T % 16 == 0) cLN launches; None lets ptxas choose.  ptxas
 #: otherwise takes ~145 registers for the forward tile above (3 CTAs/SM instead of 4) although
-#: 128 fit without spills.
+#: 128 fit with 2 B spilled.
 CLN_FWD_MAXNREG: int | None = 128
 CLN_BWD_MAXNREG: int | None = None
 #: The backward's x and dy as packed words (see ``CLN_FWD_PAIRS``): 184 registers without
