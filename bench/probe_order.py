@@ -19,13 +19,13 @@ full between those groups (the runner otherwise empties it after each group).
 from __future__ import annotations
 
 import argparse
-import sys
 
 import torch
 
 from bench import runner
 from bench.runner import Config, run
 from bench.shapes import Shape, parse_shape
+from bench.timing import current_cuda_device
 
 
 def config(
@@ -56,10 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--one-run", action="store_true", help="the shape steps as one run's groups")
     p.add_argument("--keep-cache", action="store_true", help="no empty_cache between groups")
     args = p.parse_args(argv)
-    if not torch.cuda.is_available():
-        print("probe_order: needs a CUDA device", file=sys.stderr)
+    dev = current_cuda_device("probe_order")
+    if dev is None:
         return 2
-    dev = torch.device("cuda", torch.cuda.current_device())
     dtype = {"fp32": torch.float32, "bf16": torch.bfloat16}[args.dtype]
     steps = [s.strip() for s in args.sequence.split(",")]
     if args.keep_cache:

@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from types import ModuleType
 
 import torch
 
 from bench.shapes import Shape, parse_shape
-from bench.timing import side_stream, time_steps
+from bench.timing import current_cuda_device, side_stream, time_steps
 from common.registry import get_backend
 
 MIB = 2**20
@@ -100,10 +99,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--budget", type=float, default=0.15)
     p.add_argument("--regs", action="store_true", help="then the Triton kernels' registers")
     args = p.parse_args(argv)
-    if not torch.cuda.is_available():
-        print("probe_placement: needs a CUDA device", file=sys.stderr)
+    dev = current_cuda_device("probe_placement")
+    if dev is None:
         return 2
-    dev = torch.device("cuda", torch.cuda.current_device())
     dtypes = {"fp32": torch.float32, "bf16": torch.bfloat16}
     for backend in args.backends.split(","):
         K = get_backend(backend).kernels()

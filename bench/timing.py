@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import math
 import statistics
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
@@ -259,6 +260,15 @@ def _time_cuda_graph(
     )
     del graph
     return t
+
+
+def current_cuda_device(tool: str) -> torch.device | None:
+    """The current CUDA device for a GPU-only tool, or None after saying on stderr that ``tool``
+    needs one."""
+    if not torch.cuda.is_available():
+        print(f"{tool}: needs a CUDA device", file=sys.stderr)
+        return None
+    return torch.device("cuda", torch.cuda.current_device())
 
 
 @contextlib.contextmanager

@@ -196,6 +196,17 @@ def test_ptxas_env_restores_the_previous_value(monkeypatch: pytest.MonkeyPatch) 
     assert toolchain.ptxas_for(True) == toolchain.ptxas_for(False) == "/user/ptxas"
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message shown without a GPU")
+def test_gpu_probes_say_they_need_a_gpu(capsys: pytest.CaptureFixture[str]) -> None:
+    from bench import probe_order, probe_placement
+
+    assert probe_order.main(["--sequence", "2x128x64000"]) == 2
+    assert probe_placement.main([]) == 2
+    err = capsys.readouterr().err
+    assert "probe_order: needs a CUDA device" in err
+    assert "probe_placement: needs a CUDA device" in err
+
+
 # --------------------------------------------------------------------------- end to end
 def test_cli_runs_on_cpu_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "results"
