@@ -26,6 +26,7 @@ from types import ModuleType
 
 import torch
 
+from bench import toolchain
 from bench.impls import backend_fn
 from bench.runner import make_group
 from bench.timing import copy_bandwidth, side_stream, time_steps
@@ -239,6 +240,9 @@ def main() -> int:
     ops = args.ops.split(",")
     bw = copy_bandwidth(torch.device("cuda")).gbps * 1e9
     print(f"copy bandwidth {bw / 1e9:.0f} GB/s  (torch {torch.__version__})", flush=True)
+    # The ptxas Triton builds the kernels with (a torch.compile earlier in the process would
+    # have switched it: bench/toolchain.py).
+    print(f"Triton's ptxas: {toolchain.describe()['backends']}", flush=True)
 
     def report(who, op, shape, dtype, mode, name, ms, factor):
         """One result line: factor x the tensor's bytes moved in ms milliseconds."""
