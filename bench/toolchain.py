@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -65,29 +63,18 @@ def _set(value: str | None) -> None:
 
 
 def describe() -> dict[str, str]:
-    """Which ptxas (path and release) Triton uses for the backends and for torch.compile."""
-    out = {}
-    for who, value in (("backends", ptxas_for(False)), ("torch.compile", ptxas_for(True))):
-        path = value or _bundled()
-        out[who] = f"{path} ({_release(path)})" if path else "Triton's bundled ptxas"
-    return out
-
-
-def _bundled() -> str | None:
+    """Which ptxas (path and release) Triton uses for the backends and for torch.compile, as
+    Triton itself resolves ``TRITON_PTXAS_PATH`` (falling back to its bundled one)."""
     try:
         import triton
     except ImportError:
-        return None
-    p = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "ptxas"
-    return str(p) if p.is_file() else None
-
-
-def _release(path: str) -> str:
-    try:
-        text = subprocess.run(
-            [path, "--version"], capture_output=True, text=True, timeout=30, check=True
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        return "version unknown"
-    m = re.search(r"release (\d+\.\d+)", text)
-    return f"release {m.group(1)}" if m else "version unknown"
+        return {}
+    out = {}
+    for who, value in (("backends", ptxas_for(False)), ("torch.compile", ptxas_for(True))):
+        with ptxas_env(value):
+            try:
+                tool = triton.knobs.nvidia.ptxas
+                out[who] = f"{tool.path} (release {tool.version})"
+            except RuntimeError as exc:  # Triton finds no ptxas at all
+                out[who] = f"none ({exc})"
+    return out
