@@ -23,7 +23,7 @@ import argparse
 import torch
 
 from bench import runner
-from bench.runner import Config, run
+from bench.runner import DTYPE_NAMES, Config, run
 from bench.shapes import Shape, parse_shape
 from bench.timing import current_cuda_device
 
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     dev = current_cuda_device("probe_order")
     if dev is None:
         return 2
-    dtype = {"fp32": torch.float32, "bf16": torch.bfloat16}[args.dtype]
+    dtype = DTYPE_NAMES[args.dtype]
     steps = [s.strip() for s in args.sequence.split(",")]
     if args.keep_cache:
         runner._cleanup = lambda dev: torch.cuda.synchronize(dev)

@@ -24,6 +24,7 @@ from types import ModuleType
 
 import torch
 
+from bench.runner import DTYPE_NAMES
 from bench.shapes import Shape, parse_shape
 from bench.timing import current_cuda_device, side_stream, time_steps
 from common.registry import get_backend
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--backends", default="triton")
     p.add_argument("--shapes", default="2x128x64000")
-    p.add_argument("--dtypes", default="fp32")
+    p.add_argument("--dtypes", default="fp32", help="comma list of fp32, bf16")
     p.add_argument("--layouts", default=",".join(LAYOUTS))
     p.add_argument("--budget", type=float, default=0.15)
     p.add_argument("--regs", action="store_true", help="then the Triton kernels' registers")
@@ -102,13 +103,15 @@ def main(argv: list[str] | None = None) -> int:
     dev = current_cuda_device("probe_placement")
     if dev is None:
         return 2
-    dtypes = {"fp32": torch.float32, "bf16": torch.bfloat16}
+    dnames = args.dtypes.split(",")
+    if not set(dnames) <= {"fp32", "bf16"}:
+        p.error(f"--dtypes: fp32 and bf16 only, not {args.dtypes!r}")
     for backend in args.backends.split(","):
         K = get_backend(backend).kernels()
-        for dname in args.dtypes.split(","):
+        for dname in dnames:
             for shape in (parse_shape(s) for s in args.shapes.split(",")):
                 for layout in args.layouts.split(","):
-                    line = time_layout(K, layout, shape, dtypes[dname], dev, args.budget)
+                    line = time_layout(K, layout, shape, DTYPE_NAMES[dname], dev, args.budget)
                     print(f"{backend:8s} {dname} {shape} {layout:9s} {line}", flush=True)
         if args.regs and backend == "triton":
             for line in compiled_regs(K):
