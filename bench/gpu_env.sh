@@ -23,10 +23,15 @@ fi
 
 # Every test on the GPU (make test-all) into $OUT/test-all.log.  The CPU emulator self-test of
 # cuda_ext is a CPU test (CI runs it); it is left out here.
+# With pytest-xdist in .whl/ (gpu-wheels.sh 'pytest-xdist==3.8.0' 'execnet==2.1.1') the tests
+# run in XDIST processes (default 4): a cold machine spends most of the serial run's 360+ s
+# compiling Triton kernels on one core of 16.
 gpu_test_all() {
-  PYTEST_ADDOPTS="--deselect tests/test_cuda_ext_build.py::test_kernels_on_cpu_emulator" \
+  local par=""
+  if [ "${XDIST:-4}" != 0 ] && python3 -c "import xdist" 2>/dev/null; then par="-n ${XDIST:-4}"; fi
+  PYTEST_ADDOPTS="--deselect tests/test_cuda_ext_build.py::test_kernels_on_cpu_emulator $par --durations=15" \
     timeout -s KILL ${T_TESTS:-330} make test-all PY=python3 > "$OUT/test-all.log" 2>&1
-  echo "test-all rc=$?"; tail -3 "$OUT/test-all.log"
+  echo "test-all rc=$? (${par:-serial})"; grep -E "passed|failed|error" "$OUT/test-all.log" | tail -3
 }
 
 # The cLN of both compiled backends with eager and torch.compile in one run (CUDA graphs) at the

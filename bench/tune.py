@@ -81,6 +81,10 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # The backward's dgamma / dbeta partials before the tile's publication (before session
         # 17), or between it and the group's closing, instead of after both.
         "early partials": {"CLN_BWD_LATE_PARTIALS": 0},
+        # The column sums of the partials loading 8 / 32 rows per loop round (one memory
+        # latency each) instead of up to 64.
+        "colsum rows8": {"COLSUM_BLOCK_R": 8},
+        "colsum rows32": {"COLSUM_BLOCK_R": 32},
         "partials after publish": {"CLN_BWD_LATE_PARTIALS": 1},
         # fp32 forward tiles of 16384 values over 4 warps, uncapped (ptxas, sm_90: 252 registers,
         # no spills; 2 programs per SM): at C = 512, rows of 128 B (32 frames) with the

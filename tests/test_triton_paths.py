@@ -161,9 +161,29 @@ def test_forward_wide_rows(tdevice, name):
 
 # The fixed-order column sums of the dgamma / dbeta / dw partials: one launch, and the split
 # over row segments with a second launch (K above COLSUM_ONE_LAUNCH_ROWS), outputs split into
-# two tensors at any column.
-@pytest.mark.parametrize("K, W, split", [(1, 1, 1), (7, 3, 2), (300, 130, 65), (2000, 300, 300)])
-def test_colsum(tdevice, K, W, split):
+# two tensors at any column; segments of more rows than one load takes (250: one launch of 4
+# loads; "few programs": 2 segments of 1000 rows, 16 loads each).
+@pytest.mark.parametrize(
+    "K, W, split, kw",
+    [
+        (1, 1, 1, {}),
+        (7, 3, 2, {}),
+        (250, 5, 3, {}),
+        (300, 130, 65, {}),
+        (2000, 300, 300, {}),
+        (2000, 300, 100, {"COLSUM_PROGRAMS": 4}),
+    ],
+    ids=["1x1", "7x3", "250x5", "300x130", "2000x300", "few programs"],
+)
+def test_colsum(tdevice, K, W, split, kw):
+    from backends.triton import kernels as K_
+    from bench.tune import knobs
+
+    with knobs(K_, kw):
+        _check_colsum(tdevice, K, W, split)
+
+
+def _check_colsum(tdevice, K, W, split):
     from backends.triton import kernels as K_
 
     gen = torch.Generator().manual_seed(K * 1000 + W)

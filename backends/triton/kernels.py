@@ -229,6 +229,9 @@ CLN_TICKET_RUN = 1
 COLSUM_ONE_LAUNCH_ROWS = 256
 COLSUM_MIN_SEG = 64
 COLSUM_PROGRAMS = 512
+#: Rows of the partials one program loads at once (at most).  8 (up to session 19) made a
+#: segment of 64 rows 8 dependent loads, each a full memory latency.
+COLSUM_BLOCK_R = 64
 
 #: RMSNorm: single-pass (row in registers) up to this many columns (next_pow2).
 RMS_FWD_MAX_BLOCK_N = 32768
@@ -1032,6 +1035,17 @@ def _colsum_split(K: int, nwb: int) -> tuple[int, int]:
     return -(-K // seg), seg
 
 
+def _colsum_launch(src: Tensor, o0: Tensor, o1: Tensor, S: int, seg: int, split: int,
+                   ldo: int, block_w: int, nwb: int) -> None:
+    K, W = src.shape
+    # The rows of a segment in as few loads as fit (one at the target shapes' segments of at
+    # most 64 rows): each loop round waits for its load before the next is issued.
+    block_r = min(max(2, _next_pow2(seg)), COLSUM_BLOCK_R)
+    _colsum_kernel[(nwb, S)](
+        src, o0, o1, K, W, split, seg, ldo, BLOCK_R=block_r, BLOCK_W=block_w, num_warps=4
+    )
+
+
 def colsum(parts: Tensor, out0: Tensor, out1: Tensor | None = None) -> None:
     """Column sums of the float32 (K, W) ``parts`` in a fixed order (bitwise reproducible):
     columns [0, len(out0)) into ``out0``, the rest into ``out1``, both 1-D float32."""
@@ -1045,17 +1059,11 @@ def colsum(parts: Tensor, out0: Tensor, out1: Tensor | None = None) -> None:
     nwb = triton.cdiv(W, block_w)
     S, seg = _colsum_split(K, nwb)
     if S == 1:
-        _colsum_kernel[(nwb, 1)](
-            parts, out0, out1, K, W, split, K, 0, BLOCK_R=8, BLOCK_W=block_w, num_warps=4
-        )
+        _colsum_launch(parts, out0, out1, 1, K, split, 0, block_w, nwb)
         return
     mid = torch.empty((S, W), dtype=torch.float32, device=parts.device)
-    _colsum_kernel[(nwb, S)](
-        parts, mid, mid, K, W, W, seg, W, BLOCK_R=8, BLOCK_W=block_w, num_warps=4
-    )
-    _colsum_kernel[(nwb, 1)](
-        mid, out0, out1, S, W, split, S, 0, BLOCK_R=8, BLOCK_W=block_w, num_warps=4
-    )
+    _colsum_launch(parts, mid, mid, S, seg, W, W, block_w, nwb)
+    _colsum_launch(mid, out0, out1, 1, S, split, 0, block_w, nwb)
 
 
 # ============================================================================================
