@@ -81,6 +81,14 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # The backward's dgamma / dbeta partials before the tile's publication (before session
         # 17), or between it and the group's closing, instead of after both.
         "early partials": {"CLN_BWD_LATE_PARTIALS": 0},
+        # The backward in channel blocks of at most 256 / 128 / 64 (``CLN_BWD_MAX_BLOCK_C``):
+        # no tile held across the suffix wait, each block read again for dx (from L2), and at
+        # the same tile budget more frames per tile (C = 512 at 128: 64 frames, not 16 / 32),
+        # so longer rows and fewer dgamma / dbeta partial rows.
+        "bwd loop c256": {"CLN_BWD_MAX_BLOCK_C": 256},
+        "bwd loop c128": {"CLN_BWD_MAX_BLOCK_C": 128},
+        "bwd loop c128 tile4096": {"CLN_BWD_MAX_BLOCK_C": 128, "CLN_BWD_TILE": 4096},
+        "bwd loop c64": {"CLN_BWD_MAX_BLOCK_C": 64},
         # The column sums of the partials loading 8 / 32 rows per loop round (one memory
         # latency each) instead of up to 64.
         "colsum rows8": {"COLSUM_BLOCK_R": 8},

@@ -42,6 +42,13 @@ SCHEDULES = {
         "CLN_GROUP": 2,
         "CLN_CHUNK": 2,
     },
+    # Channel blocks in the backward alone, with its partials before the publication too.
+    "bwd-channel-blocks": {"CLN_BWD_MAX_BLOCK_C": 4, "CLN_LOOP_BLOCK_C": 8},
+    "bwd-channel-blocks-early": {
+        "CLN_BWD_MAX_BLOCK_C": 4,
+        "CLN_LOOP_BLOCK_C": 8,
+        "CLN_BWD_LATE_PARTIALS": 0,
+    },
 }
 
 

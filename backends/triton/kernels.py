@@ -149,6 +149,9 @@ CLN_BWD_MAXNREG_UNALIGNED: int | None = None
 #: ``CLN_LOOP_BLOCK_C`` and re-read (from L2) in a second pass.
 CLN_MAX_BLOCK_C = 4096
 CLN_LOOP_BLOCK_C = 1024
+#: The backward's own ``CLN_MAX_BLOCK_C`` (None: the same).  Below C it holds no tile across
+#: the suffix wait (the channel blocks are re-read for dx), so more programs fit per SM.
+CLN_BWD_MAX_BLOCK_C: int | None = None
 #: Frames per tile are at least this many bytes per channel row: a row segment of a tile is a
 #: contiguous run in memory, and runs shorter than 64 B waste DRAM bursts.  (128 and 256 made
 #: the load-store skeleton faster, 0.71 -> 0.79 at (16, 512, 4000) fp32, but the whole kernel
@@ -921,9 +924,9 @@ def _cln_bwd_kernel(
             else:
                 G1 += tl.sum(dyb, axis=0)
                 G2 += tl.sum(ub, axis=0)
-            if HAS_DG:
+            if HAS_DG and LATE == 0:
                 tl.store(dgp_ptr + prow + cc, tl.sum(ub * r[None, :], axis=1), mask=cmask)
-            if HAS_DB:
+            if HAS_DB and LATE == 0:
                 tl.store(dbp_ptr + prow + cc, tl.sum(dyb, axis=1), mask=cmask)
         G2 = r * G2
 
@@ -978,6 +981,14 @@ def _cln_bwd_kernel(
         else:
             xb = tl.load(x_base + offs, mask=mask, other=0.0).to(tl.float32)
             dyb = tl.load(dy_base + offs, mask=mask, other=0.0).to(tl.float32)
+        if NUM_CB != 1 and LATE != 0 and ABLATE < 2:
+            # Channel blocks: the partials from the second read, off the look-back's chain
+            # (see ``CLN_BWD_LATE_PARTIALS``).
+            if HAS_DG:
+                ub = dyb * (xb - mu[None, :])
+                tl.store(dgp_ptr + prow + cc, tl.sum(ub * r[None, :], axis=1), mask=cmask)
+            if HAS_DB:
+                tl.store(dbp_ptr + prow + cc, tl.sum(dyb, axis=1), mask=cmask)
         if HAS_GAMMA:
             gam = tl.load(gamma_ptr + cc, mask=cmask, other=0.0).to(tl.float32)
             gb = dyb * gam[:, None]
@@ -1172,6 +1183,9 @@ def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
         if half and CLN_BWD_EPT_16BIT is not None:
             ept = CLN_BWD_EPT_16BIT
     num_sms = _num_sms(x.device.type, x.device.index)
+    max_block_c = CLN_MAX_BLOCK_C
+    if not forward and CLN_BWD_MAX_BLOCK_C is not None:
+        max_block_c = CLN_BWD_MAX_BLOCK_C
 
     def config(tile: int, ept: int, maxnreg: int | None, min_row: int):
         return _cln_config(
@@ -1185,7 +1199,7 @@ def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
             CLN_EPT_UNALIGNED,
             maxnreg,
             CLN_FWD_MAXNREG_UNALIGNED if forward else CLN_BWD_MAXNREG_UNALIGNED,
-            CLN_MAX_BLOCK_C,
+            max_block_c,
             CLN_LOOP_BLOCK_C,
             min_row,
             CLN_MAX_BT,
