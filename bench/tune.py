@@ -65,6 +65,7 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # (twice the warps per tile).
         "bwd tile4096": {"CLN_BWD_TILE": 4096},
         "bwd tile16384": {"CLN_BWD_TILE": 16384},
+        "bwd16 tile4096": {"CLN_BWD_TILE_16BIT": 4096},
         "bwd ept32": {"CLN_BWD_EPT": 32},
         # The backward's tile rows at least 128 B (fp32: C = 512 -> 32 frames, 8 warps, one
         # program per SM) or, 16-bit, 32 B (C = 512 -> 16 frames, 4 warps, 3 programs per SM

@@ -99,6 +99,8 @@ from common.kernel_api import ClnStateTuple
 #: Target elements of one cLN tile (BLOCK_C * BT).  8192 fp32 = 32 KiB.
 CLN_FWD_TILE = 8192
 CLN_BWD_TILE = 8192
+#: The backward's tile for 16-bit inputs (None: ``CLN_BWD_TILE``).
+CLN_BWD_TILE_16BIT: int | None = None
 #: Tile elements per thread (per tensor) -> num_warps.  Forward 64 with maxnreg 128: 4 CTAs of
 #: 4 warps per SM (128 KiB of fp32 tiles) at C = 128..256, with 2 B spilled (the loaded
 #: kernels' own count on the H200, ptxas 12.8 and 13.0 alike: NOTES 22).  When T % 16 != 0
@@ -1207,6 +1209,8 @@ def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
         )
 
     tile = CLN_FWD_TILE if forward else CLN_BWD_TILE
+    if not forward and half and CLN_BWD_TILE_16BIT is not None:
+        tile = CLN_BWD_TILE_16BIT
     min_row = _min_row_bytes(forward, half)
     block_c, bt, num_cb, num_warps, maxnreg = config(tile, ept, maxnreg, min_row)
     # The forward's wide rows (``CLN_FWD_WIDE_*``), where the grid stays large enough.
