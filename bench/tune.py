@@ -65,7 +65,10 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # (twice the warps per tile).
         "bwd tile4096": {"CLN_BWD_TILE": 4096},
         "bwd tile16384": {"CLN_BWD_TILE": 16384},
-        "bwd16 tile4096": {"CLN_BWD_TILE_16BIT": 4096},
+        # 16-bit backward: tiles of 4096 values (the default where rows stay >= 64 B, C <= 128)
+        # nowhere, or also at C = 256 (rows of 32 B).
+        "bwd16 tile8192": {"CLN_BWD_TILE_16BIT": None},
+        "bwd16 tile4096 rows32": {"CLN_BWD_TILE_16BIT_MIN_ROW_BYTES": 32},
         "bwd ept32": {"CLN_BWD_EPT": 32},
         # The backward's tile rows at least 128 B (fp32: C = 512 -> 32 frames, 8 warps, one
         # program per SM) or, 16-bit, 32 B (C = 512 -> 16 frames, 4 warps, 3 programs per SM

@@ -99,8 +99,14 @@ from common.kernel_api import ClnStateTuple
 #: Target elements of one cLN tile (BLOCK_C * BT).  8192 fp32 = 32 KiB.
 CLN_FWD_TILE = 8192
 CLN_BWD_TILE = 8192
-#: The backward's tile for 16-bit inputs (None: ``CLN_BWD_TILE``).
-CLN_BWD_TILE_16BIT: int | None = None
+#: The 16-bit backward's tile where its channel rows are still at least
+#: ``CLN_BWD_TILE_16BIT_MIN_ROW_BYTES`` long (None: ``CLN_BWD_TILE`` everywhere).  At the
+#: defaults, C <= 128: bf16 (2, 128, 64000) 32 frames over 2 warps instead of 64 over 4, fwd+bwd
+#: 98.8 / 98.9 -> 95.6 / 96.1 us (0.39 -> 0.40 of copy bandwidth), two rounds in one call; at
+#: C = 256 (rows of 32 B) it lost, 92.8-93.2 -> 103.2-103.3 us at (4, 256, 16000)
+#: (bench/results/nvidia-h200-s20c-tune-bwd16-tile-*.log).
+CLN_BWD_TILE_16BIT: int | None = 4096
+CLN_BWD_TILE_16BIT_MIN_ROW_BYTES = 64
 #: Tile elements per thread (per tensor) -> num_warps.  Forward 64 with maxnreg 128: 4 CTAs of
 #: 4 warps per SM (128 KiB of fp32 tiles) at C = 128..256, with 2 B spilled (the loaded
 #: kernels' own count on the H200, ptxas 12.8 and 13.0 alike: NOTES 22).  When T % 16 != 0
@@ -1209,8 +1215,11 @@ def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
         )
 
     tile = CLN_FWD_TILE if forward else CLN_BWD_TILE
-    if not forward and half and CLN_BWD_TILE_16BIT is not None:
-        tile = CLN_BWD_TILE_16BIT
+    small = CLN_BWD_TILE_16BIT
+    if not forward and half and small is not None:
+        # Only where the smaller tile's rows stay CLN_BWD_TILE_16BIT_MIN_ROW_BYTES long.
+        if small // max(2, _next_pow2(C)) * x.element_size() >= CLN_BWD_TILE_16BIT_MIN_ROW_BYTES:
+            tile = small
     min_row = _min_row_bytes(forward, half)
     block_c, bt, num_cb, num_warps, maxnreg = config(tile, ept, maxnreg, min_row)
     # The forward's wide rows (``CLN_FWD_WIDE_*``), where the grid stays large enough.
