@@ -158,7 +158,10 @@ CLN_BWD_MAXNREG_UNALIGNED: int | None = None
 CLN_MAX_BLOCK_C = 4096
 CLN_LOOP_BLOCK_C = 1024
 #: The backward's own ``CLN_MAX_BLOCK_C`` (None: the same).  Below C it holds no tile across
-#: the suffix wait (the channel blocks are re-read for dx), so more programs fit per SM.
+#: the suffix wait (the channel blocks are re-read for dx) and takes more frames per tile.
+#: Slower wherever it changed the kernel: caps of 256 / 128 / 64 at the six target cases
+#: (H200, fwd+bwd) cost up to 10.6 / 35.4 / 38.2 us, e.g. (16, 512, 4000) fp32 231.7 ->
+#: 242.3 / 267.1 / 269.9 us (bench/results/nvidia-h200-s20b-tune-bwd-loop.log).
 CLN_BWD_MAX_BLOCK_C: int | None = None
 #: Frames per tile are at least this many bytes per channel row: a row segment of a tile is a
 #: contiguous run in memory, and runs shorter than 64 B waste DRAM bursts.  (128 and 256 made
@@ -241,7 +244,9 @@ COLSUM_ONE_LAUNCH_ROWS = 256
 COLSUM_MIN_SEG = 64
 COLSUM_PROGRAMS = 512
 #: Rows of the partials one program loads at once (at most).  8 (up to session 19) made a
-#: segment of 64 rows 8 dependent loads, each a full memory latency.
+#: segment of 64 rows 8 dependent loads, each a full memory latency: 8 -> 64 took cLN fwd+bwd
+#: 1.3-4.7 us faster at all six target cases, e.g. (4, 256, 16000) fp32 128.2 -> 123.5 us
+#: (H200, bench/results/nvidia-h200-s20-tune-colsum.log).
 COLSUM_BLOCK_R = 64
 
 #: RMSNorm: single-pass (row in registers) up to this many columns (next_pow2).
