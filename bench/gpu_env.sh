@@ -51,3 +51,16 @@ gpu_copy_long() {
   timeout -s KILL ${T_LONG:-$1} python3 -m bench.tune --backend cuda_ext,triton --ops cln \
     --quick --parts copy,long > "$OUT/tune-copy-long.log" 2>&1; cat "$OUT/tune-copy-long.log"
 }
+
+# A session's final benchmark: the cLN benchmark with its peers (the README's cLN table), then
+# the README's main job (make bench at the target shapes, every backend and peer, plots), all
+# in one archive $OUT/$1.tgz (a call returns at most 8 files).
+gpu_final_bench() {
+  gpu_bench_cln 200
+  timeout -s KILL ${T_BENCH:-300} make bench PY=python3 \
+    BENCH_ARGS="--shapes targets --dtype fp32,bf16 --mode fwd,fwd_bwd --plot --cuda-graph all --out $OUT" \
+    > "$OUT/bench.log" 2>&1
+  echo "make bench rc=$?"; grep -E "ptxas|Copy bandwidth" "$OUT/nvidia-h200.md"; tail -4 "$OUT/bench.log"
+  tar czf "/tmp/$1.tgz" -C "$OUT" . && rm -rf "${OUT:?}"/* && mv "/tmp/$1.tgz" "$OUT/"
+  ls -la "$OUT"
+}

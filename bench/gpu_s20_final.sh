@@ -9,13 +9,7 @@ set -uo pipefail
 source bench/gpu_env.sh
 case "${1:-bench}" in
   bench)
-    gpu_bench_cln 200
-    timeout -s KILL ${T_BENCH:-300} make bench PY=python3 \
-      BENCH_ARGS="--shapes targets --dtype fp32,bf16 --mode fwd,fwd_bwd --plot --cuda-graph all --out $OUT" \
-      > "$OUT/bench.log" 2>&1
-    echo "make bench rc=$?"; grep -E "ptxas|Copy bandwidth" "$OUT/nvidia-h200.md"; tail -4 "$OUT/bench.log"
-    tar czf /tmp/s20-final.tgz -C "$OUT" . && rm -rf "${OUT:?}"/* && mv /tmp/s20-final.tgz "$OUT/"
-    ls -la "$OUT"
+    gpu_final_bench s20-final
     ;;
   tests)
     T_TESTS=${T_TESTS:-400} gpu_test_all
