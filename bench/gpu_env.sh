@@ -31,7 +31,9 @@ gpu_test_all() {
   if [ "${XDIST:-4}" != 0 ] && python3 -c "import xdist" 2>/dev/null; then par="-n ${XDIST:-4}"; fi
   PYTEST_ADDOPTS="--deselect tests/test_cuda_ext_build.py::test_kernels_on_cpu_emulator $par --durations=15" \
     timeout -s KILL ${T_TESTS:-330} make test-all PY=python3 > "$OUT/test-all.log" 2>&1
-  echo "test-all rc=$? (${par:-serial})"; grep -E "passed|failed|error" "$OUT/test-all.log" | tail -3
+  local rc=$?
+  echo "test-all rc=$rc (${par:-serial})"; grep -E "passed|failed|error" "$OUT/test-all.log" | tail -3
+  return $rc
 }
 
 # The cLN of both compiled backends with eager and torch.compile in one run (CUDA graphs) at the
