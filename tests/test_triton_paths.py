@@ -129,6 +129,25 @@ def test_pairs_partials_placement(tdevice, late):
         harness.check_cln_backward("triton", tdevice, (2, 12, 96), torch.bfloat16, True)
 
 
+# The 16-bit backward's smaller tile (CLN_BWD_TILE_16BIT) only where its rows stay at least
+# CLN_BWD_TILE_16BIT_MIN_ROW_BYTES long: C = 128 takes 4096 values (32 frames), C = 256 keeps
+# 8192 (32 frames; 4096 would give rows of 32 B), float32 keeps CLN_BWD_TILE.
+@pytest.mark.parametrize(
+    "C, dtype, bt",
+    [(128, torch.bfloat16, 32), (256, torch.bfloat16, 32), (128, torch.float32, 64)],
+    ids=str,
+)
+def test_backward_16bit_tile_rule(tdevice, C, dtype, bt):
+    from backends.triton import kernels as K
+    from bench.tune import knobs
+
+    shape = (2, C, 96)
+    with knobs(K, {"CLN_MIN_TILES_PER_SM": 0}):
+        plan = K._cln_plan(torch.empty(shape, dtype=dtype, device=tdevice), forward=False)
+        assert plan.bt == bt, plan
+        harness.check_cln_backward("triton", tdevice, shape, dtype, True)
+
+
 # The forward's fp32 tiles widened to longer rows over the same warps (CLN_FWD_WIDE_*): at the
 # launch defaults (C = 257..512: 512 x 32 values, 4 warps, no register cap) and at small tiles
 # with groups of 2, where many tiles per sequence take the prefix paths.  The grid minimum is
