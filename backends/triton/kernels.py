@@ -792,9 +792,9 @@ def _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G: tl.constexpr, CHUNK: tl.constexpr,
 def _bwd_late_partials(xt, dyt, mu, r, dgp_ptr, dbp_ptr, prow, offs_c, cmask,
                        HAS_DG: tl.constexpr, HAS_DB: tl.constexpr, PAIRS: tl.constexpr,
                        ASM: tl.constexpr):
-    """A tile's dgamma / dbeta partials (one channel block) after its publication
-    (``CLN_BWD_LATE_PARTIALS``) from x and dy as the kernel holds them: packed words
-    (``PAIRS``, unpacked afresh here) or float32 tiles."""
+    """A tile's dgamma / dbeta partials (one channel block, channels ``offs_c``) after its
+    publication (``CLN_BWD_LATE_PARTIALS``) from x and dy as the kernel holds them: packed
+    words (``PAIRS``, unpacked afresh here) or float32 tiles."""
     if PAIRS != 0:
         if HAS_DB:
             tl.store(dbp_ptr + prow + offs_c, tl.sum(_unpack_tile(dyt, PAIRS, ASM), axis=1),
@@ -997,11 +997,8 @@ def _cln_bwd_kernel(
         if NUM_CB != 1 and LATE != 0 and ABLATE < 2:
             # Channel blocks: the partials from the second read, off the look-back's chain
             # (see ``CLN_BWD_LATE_PARTIALS``).
-            if HAS_DG:
-                ub = dyb * (xb - mu[None, :])
-                tl.store(dgp_ptr + prow + cc, tl.sum(ub * r[None, :], axis=1), mask=cmask)
-            if HAS_DB:
-                tl.store(dbp_ptr + prow + cc, tl.sum(dyb, axis=1), mask=cmask)
+            _bwd_late_partials(xb, dyb, mu, r, dgp_ptr, dbp_ptr, prow, cc, cmask,
+                               HAS_DG, HAS_DB, 0, ASM)
         if HAS_GAMMA:
             gam = tl.load(gamma_ptr + cc, mask=cmask, other=0.0).to(tl.float32)
             gb = dyb * gam[:, None]
