@@ -26,9 +26,12 @@ fi
 # With pytest-xdist in .whl/ (gpu-wheels.sh 'pytest-xdist==3.8.0' 'execnet==2.1.1') the tests
 # run in XDIST processes (default 4): a cold machine spends most of the serial run's 360+ s
 # compiling Triton kernels on one core of 16.
+# pytest's arguments for XDIST processes (default 4), empty where pytest-xdist is missing.
+gpu_xdist_args() {
+  if [ "${XDIST:-4}" != 0 ] && python3 -c "import xdist" 2>/dev/null; then echo "-n ${XDIST:-4}"; fi
+}
 gpu_test_all() {
-  local par=""
-  if [ "${XDIST:-4}" != 0 ] && python3 -c "import xdist" 2>/dev/null; then par="-n ${XDIST:-4}"; fi
+  local par; par=$(gpu_xdist_args)
   PYTEST_ADDOPTS="--deselect tests/test_cuda_ext_build.py::test_kernels_on_cpu_emulator $par --durations=15" \
     timeout -s KILL ${T_TESTS:-330} make test-all PY=python3 > "$OUT/test-all.log" 2>&1
   local rc=$?

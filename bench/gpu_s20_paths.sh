@@ -4,7 +4,6 @@
 #   OUT=out bash bench/gpu_s20_paths.sh
 set -uo pipefail
 SKIP_CUDA_BUILD=1 source bench/gpu_env.sh
-par=""; python3 -c "import xdist" 2>/dev/null && par="-n 4"
-timeout -s KILL ${T_TESTS:-240} python3 -m pytest -q -rs -p no:cacheprovider $par \
+timeout -s KILL ${T_TESTS:-240} python3 -m pytest -q -rs -p no:cacheprovider $(gpu_xdist_args) \
   tests/test_triton_paths.py > "$OUT/test-triton-paths.log" 2>&1
 echo "test_triton_paths rc=$?"; tail -3 "$OUT/test-triton-paths.log"

@@ -65,8 +65,8 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # (twice the warps per tile).
         "bwd tile4096": {"CLN_BWD_TILE": 4096},
         "bwd tile16384": {"CLN_BWD_TILE": 16384},
-        # 16-bit backward: tiles of 4096 values (the default where rows stay >= 64 B, C <= 128)
-        # nowhere, or also at C = 256 (rows of 32 B).
+        # 16-bit backward: 8192-value tiles everywhere, or 4096 also where rows get 32 B long
+        # (C = 256), against the default (4096 where rows stay >= 64 B: C <= 128).
         "bwd16 tile8192": {"CLN_BWD_TILE_16BIT": None},
         "bwd16 tile4096 rows32": {"CLN_BWD_TILE_16BIT_MIN_ROW_BYTES": 32},
         "bwd ept32": {"CLN_BWD_EPT": 32},
