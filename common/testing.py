@@ -49,6 +49,40 @@ def tolerance(dtype: torch.dtype, reduce_len: int = 1, dc_offset: float = 0.0) -
     )
 
 
+def conditioned_tolerance(
+    dtype: torch.dtype,
+    reduce_len: int,
+    ref: Tensor,
+    kappa: Tensor,
+    dc_offset: float = 0.0,
+) -> float:
+    """:func:`tolerance` with its offset term taken from the data, output by output.
+
+    ``kappa``: per output, the size of the centred quantity's terms over the
+    centred quantity itself, broadcastable to ``ref`` (for cLN:
+    ``|gamma| * |mu_t| / sqrt(var_t + eps)``).  Forming ``x - mu`` loses
+    ``kappa`` ulps there however the statistics are combined, once through
+    the mean and once through the variance, so the allowance is
+    ``4 * u * ||kappa|| / ||ref||``: the ``dc_offset`` term of
+    :func:`tolerance` made local, with both roundings counted.
+
+    It matters where a frame's statistics come from a few nearly equal
+    values.  A (3, 1, 50) float32 draw whose first two values were 0.7502
+    and 0.7501 has ``kappa`` = 1.5e4 at frame 1; the eager backend missed the
+    float64 oracle by 1.6e-5 there (CI, seed 1748538939), against 2.7e-6
+    allowed without this term.  Ten fresh draws with that pair (eager and
+    Triton): errors 7e-6 to 2.3e-5, allowances 0.9e-4 to 3.3e-4.
+    Well-conditioned data has ``kappa`` of order 1, where the term (2.4e-7
+    in float32) is below the base tolerance: it loosens nothing else.  The
+    larger of the nominal ``dc_offset`` term and this one applies.
+    """
+    ref64 = ref.detach().to(torch.float64).cpu()
+    k64 = torch.broadcast_to(kappa.detach().to(torch.float64).cpu(), ref64.shape)
+    ref_norm = ref64.norm().item()
+    local = 4.0 * UNIT_ROUNDOFF[dtype] * k64.norm().item() / ref_norm if ref_norm > 0 else 0.0
+    return tolerance(dtype, reduce_len) + max(2.0 * abs(dc_offset) * UNIT_ROUNDOFF[dtype], local)
+
+
 def rel_error(out: Tensor, ref: Tensor, scale: float = 0.0) -> float:
     """``||out - ref|| / max(||ref||, scale)`` in float64; ``inf`` if out has NaN/Inf.
 
