@@ -80,7 +80,7 @@ def conditioned_tolerance(
     k64 = torch.broadcast_to(kappa.detach().to(torch.float64).cpu(), ref64.shape)
     ref_norm = ref64.norm().item()
     local = 4.0 * UNIT_ROUNDOFF[dtype] * k64.norm().item() / ref_norm if ref_norm > 0 else 0.0
-    return tolerance(dtype, reduce_len) + max(2.0 * abs(dc_offset) * UNIT_ROUNDOFF[dtype], local)
+    return max(tolerance(dtype, reduce_len, dc_offset), tolerance(dtype, reduce_len) + local)
 
 
 def rel_error(out: Tensor, ref: Tensor, scale: float = 0.0) -> float:

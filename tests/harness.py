@@ -180,7 +180,7 @@ def check_cln_backward(
     # dx is a difference of terms of size r * g: judge it against that size.
     with torch.no_grad():
         full = (x64 if h64 is None else torch.cat([h64, x64], -1)).detach()
-        r = _cln_rstd64(full)[:, -T:]
+        r = _cln_stats64(full)[1][:, -T:]
         g = dy.double().cpu() * (1.0 if g64 is None else g64.detach()[:, None])
         dx_scale = (r[:, None, :] * g).norm().item()
     out = {}
@@ -208,11 +208,6 @@ def _cln_stats64(x64: Tensor, eps: float = 1e-8) -> tuple[Tensor, Tensor]:
         x64, None, None, eps, None, out, mean, rstd, torch.empty(B, dtype=torch.float64)
     )
     return mean, rstd
-
-
-def _cln_rstd64(x64: Tensor, eps: float = 1e-8) -> Tensor:
-    """1/sqrt(var_t + eps) of every frame, (B, T) in float64."""
-    return _cln_stats64(x64, eps)[1]
 
 
 def cln_forward_tolerance(

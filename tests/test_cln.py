@@ -67,9 +67,8 @@ def _ill_conditioned_input(device: torch.device) -> tuple[torch.Tensor, torch.Te
     g, _ = harness.new_generator()
     x = harness.randn((3, 1, 50), torch.float32, torch.device("cpu"), g)
     x[1, 0, 0], x[1, 0, 1] = 0.7502, 0.7501
-    gamma = 1.0 + 0.5 * harness.randn((1,), torch.float32, torch.device("cpu"), g)
-    beta = 0.5 * harness.randn((1,), torch.float32, torch.device("cpu"), g)
-    return x.to(device), gamma.to(device), beta.to(device)
+    gamma, beta = harness._params(1, True, torch.float32, device, g)
+    return x.to(device), gamma, beta
 
 
 def test_ill_conditioned_frame(backend, device):
