@@ -275,6 +275,11 @@ RMS_BWD_STAGES_16BIT = 3
 #: 1 = the wait for / reduction of earlier aggregates, 2 = also the per-frame statistics,
 #: 3 = also the scan and the publication.  Timing the levels apart places the time.
 _DIAG_ABLATE = 0
+#: Diagnostics only (bench/timeline_cln.py): an int64 CUDA tensor of at least 8 * tiles values
+#: makes the cLN forward record, per tile in ticket order, its SM and five %globaltimer stamps
+#: (start, ticket taken, tile aggregate known, prefix known, output issued) and (b, i).
+#: None: off (the kernel is compiled without the stamps).
+_DIAG_TIMELINE: Tensor | None = None
 #: The same for the cLN backward: 1 = no publication and no wait for the later tiles' suffix
 #: words, 2 = also no per-frame sums and no dgamma / dbeta partials, 3 = also no in-tile scan
 #: (x and dy are loaded and dx stored: the backward's memory access pattern alone).
@@ -462,8 +467,9 @@ def _fwd_close_group(t_ptr, g_ptr, i, C, BT: tl.constexpr, G: tl.constexpr):
 
 
 @triton.jit
-def _fwd_prefix(t_ptr, g_ptr, i, C, cnt0, m0, M0, BT: tl.constexpr, G: tl.constexpr,
-                CHUNK: tl.constexpr):
+def _fwd_prefix(
+    t_ptr, g_ptr, i, C, cnt0, m0, M0, BT: tl.constexpr, G: tl.constexpr, CHUNK: tl.constexpr
+):
     """Exclusive prefix (count, mean, M2) of tile i: state, earlier groups, earlier tiles of
     its group (every tile before i is a full tile of C * BT values).
 
@@ -530,8 +536,7 @@ def _cblock(cb, offs_c, offs_t, tmask, C, T, BLOCK_C: tl.constexpr):
 # patterns of its low ($0) and high ($1) halves.
 _PTX_UNPAIR_BF16 = tl.constexpr("shl.b32 $0, $2, 16;\n\tand.b32 $1, $2, -65536;")
 _PTX_UNPAIR_F16 = tl.constexpr(
-    "{\n\t.reg .b16 l, h;\n\tmov.b32 {l, h}, $2;\n\tcvt.f32.f16 $0, l;\n\t"
-    "cvt.f32.f16 $1, h;\n\t}"
+    "{\n\t.reg .b16 l, h;\n\tmov.b32 {l, h}, $2;\n\tcvt.f32.f16 $0, l;\n\tcvt.f32.f16 $1, h;\n\t}"
 )
 
 
@@ -594,6 +599,22 @@ def _pack_tile(y, HALF: tl.constexpr):
     return (lo.to(tl.int32) & 0xFFFF) | (hi.to(tl.int32) << 16)
 
 
+# Inline PTX of ``_stamp``: the global timer, read only once the int32 operand is available
+# (predicated on it, so that ptxas cannot hoist the read above the operand's producer).
+_PTX_STAMP = tl.constexpr(
+    "{\n\t.reg .pred p;\n\tsetp.ne.u32 p, $1, 2143289345;\n\t"
+    "@p mov.u64 $0, %globaltimer;\n\t@!p mov.u64 $0, 0;\n\t}"
+)
+_PTX_SMID = tl.constexpr("mov.u32 $0, %smid;")
+
+
+@triton.jit
+def _stamp(dep):
+    """Diagnostics (``_DIAG_TIMELINE``): the global nanosecond timer once ``dep`` is known."""
+    d = dep.to(tl.int32, bitcast=True) if dep.dtype == tl.float32 else dep.to(tl.int32)
+    return tl.inline_asm_elementwise(_PTX_STAMP, "=l,r", [d], dtype=tl.int64, is_pure=False, pack=1)
+
+
 @triton.jit
 def _cln_fwd_kernel(
     x_ptr,
@@ -607,6 +628,7 @@ def _cln_fwd_kernel(
     m0_ptr,
     M0_ptr,
     scr_ptr,
+    tl_ptr,
     B,
     C,
     T,
@@ -626,8 +648,13 @@ def _cln_fwd_kernel(
     ABLATE: tl.constexpr,
     PAIRS: tl.constexpr,
     ASM: tl.constexpr,
+    TIMELINE: tl.constexpr = False,
 ):
+    if TIMELINE:
+        s0 = _stamp(tl.program_id(0))
     b, i, j = _ticket(scr_ptr, B, NTB, False, RUN)
+    if TIMELINE:
+        s1 = _stamp(i)
     t_ptr = scr_ptr + SCR_OFF + b * NTB  # this sequence's tile aggregate words
     g_ptr = scr_ptr + SCR_OFF + B * NTB + b * NG  # and its group words
 
@@ -695,10 +722,14 @@ def _cln_fwd_kernel(
         tl.atomic_xchg(t_ptr + i, _pack_fwd(am, aM), sem="relaxed")
         if i % G == G - 1:
             _fwd_close_group(t_ptr, g_ptr, i, C, BT, G)
+    if TIMELINE:
+        s2 = _stamp(aM)
     if ABLATE >= 1:
         pn, pm, pM = cnt0, m0, M0
     else:
         pn, pm, pM = _fwd_prefix(t_ptr, g_ptr, i, C, cnt0, m0, M0, BT, G, CHUNK)
+    if TIMELINE:
+        s3 = _stamp(pM)
 
     # ---- per-frame final statistics and the output ----------------------------------
     inn, inm, inM = _chan(pn, pm, pM, an, am, aM)
@@ -727,6 +758,16 @@ def _cln_fwd_kernel(
             tl.store(_words(y_base) + woffs, _pack_tile(out, PAIRS), mask=wmask)
         else:
             tl.store(y_base + offs, out.to(y_ptr.dtype.element_ty), mask=mask)
+    if TIMELINE:
+        s4 = _stamp(j)
+        sm = tl.inline_asm_elementwise(
+            _PTX_SMID, "=r,r", [j], dtype=tl.int32, is_pure=False, pack=1
+        ).to(tl.int64)
+        lane = tl.arange(0, 8)
+        rec = tl.where(lane == 0, sm, tl.where(lane == 1, s0, tl.where(lane == 2, s1, 0)))
+        rec = tl.where(lane == 3, s2, tl.where(lane == 4, s3, tl.where(lane == 5, s4, rec)))
+        rec = tl.where(lane == 6, b.to(tl.int64), tl.where(lane == 7, i.to(tl.int64), rec))
+        tl.store(tl_ptr + (b * NTB + i).to(tl.int64) * 8 + lane, rec)
 
 
 # ============================================================================================
@@ -744,8 +785,9 @@ def _bwd_fold3(ea, eb, ep, wa, wb, wp, need, FUSE: tl.constexpr):
 
 
 @triton.jit
-def _bwd_close_group(t_ptr, g_ptr, j, NTB, NG, G: tl.constexpr, OVERLAP: tl.constexpr,
-                     FUSE: tl.constexpr):
+def _bwd_close_group(
+    t_ptr, g_ptr, j, NTB, NG, G: tl.constexpr, OVERLAP: tl.constexpr, FUSE: tl.constexpr
+):
     """Tile with processing index j closes its group: sum the group's G words of each kind."""
     lane = tl.arange(0, G)
     idx = j - (G - 1) + lane
@@ -760,8 +802,17 @@ def _bwd_close_group(t_ptr, g_ptr, j, NTB, NG, G: tl.constexpr, OVERLAP: tl.cons
 
 
 @triton.jit
-def _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G: tl.constexpr, CHUNK: tl.constexpr,
-                OVERLAP: tl.constexpr, FUSE: tl.constexpr):
+def _bwd_suffix(
+    t_ptr,
+    g_ptr,
+    j,
+    NTB,
+    NG,
+    G: tl.constexpr,
+    CHUNK: tl.constexpr,
+    OVERLAP: tl.constexpr,
+    FUSE: tl.constexpr,
+):
     """Exclusive suffix sums (S_a, S_b, P) of the tile with processing index j (the tiles
     processed before it are the later ones in time): earlier groups, then its own group.
     ``OVERLAP``: every load in flight together (the own group's words issued before the group
@@ -789,16 +840,29 @@ def _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G: tl.constexpr, CHUNK: tl.constexpr,
 
 
 @triton.jit
-def _bwd_late_partials(xt, dyt, mu, r, dgp_ptr, dbp_ptr, prow, offs_c, cmask,
-                       HAS_DG: tl.constexpr, HAS_DB: tl.constexpr, PAIRS: tl.constexpr,
-                       ASM: tl.constexpr):
+def _bwd_late_partials(
+    xt,
+    dyt,
+    mu,
+    r,
+    dgp_ptr,
+    dbp_ptr,
+    prow,
+    offs_c,
+    cmask,
+    HAS_DG: tl.constexpr,
+    HAS_DB: tl.constexpr,
+    PAIRS: tl.constexpr,
+    ASM: tl.constexpr,
+):
     """A tile's dgamma / dbeta partials (one channel block, channels ``offs_c``) after its
     publication (``CLN_BWD_LATE_PARTIALS``) from x and dy as the kernel holds them: packed
     words (``PAIRS``, unpacked afresh here) or float32 tiles."""
     if PAIRS != 0:
         if HAS_DB:
-            tl.store(dbp_ptr + prow + offs_c, tl.sum(_unpack_tile(dyt, PAIRS, ASM), axis=1),
-                     mask=cmask)
+            tl.store(
+                dbp_ptr + prow + offs_c, tl.sum(_unpack_tile(dyt, PAIRS, ASM), axis=1), mask=cmask
+            )
         if HAS_DG:
             u = _unpack_tile(dyt, PAIRS, ASM) * (_unpack_tile(xt, PAIRS, ASM) - mu[None, :])
             tl.store(dgp_ptr + prow + offs_c, tl.sum(u * r[None, :], axis=1), mask=cmask)
@@ -958,14 +1022,16 @@ def _cln_bwd_kernel(
         tl.atomic_xchg(t_ptr + NTB + j, _pack_bwd(tb), sem="relaxed")
         tl.atomic_xchg(t_ptr + 2 * NTB + j, _pack_bwd(tp), sem="relaxed")
     if NUM_CB == 1 and LATE == 1 and ABLATE < 2:
-        _bwd_late_partials(xt, dyt, mu, r, dgp_ptr, dbp_ptr, prow, offs_c, cmask,
-                           HAS_DG, HAS_DB, PAIRS, ASM)
+        _bwd_late_partials(
+            xt, dyt, mu, r, dgp_ptr, dbp_ptr, prow, offs_c, cmask, HAS_DG, HAS_DB, PAIRS, ASM
+        )
     if ABLATE < 1:
         if j % G == G - 1:
             _bwd_close_group(t_ptr, g_ptr, j, NTB, NG, G, OVERLAP, FUSE)
     if NUM_CB == 1 and LATE == 2 and ABLATE < 2:
-        _bwd_late_partials(xt, dyt, mu, r, dgp_ptr, dbp_ptr, prow, offs_c, cmask,
-                           HAS_DG, HAS_DB, PAIRS, ASM)
+        _bwd_late_partials(
+            xt, dyt, mu, r, dgp_ptr, dbp_ptr, prow, offs_c, cmask, HAS_DG, HAS_DB, PAIRS, ASM
+        )
     if ABLATE < 1:
         ea, eb, ep = _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G, CHUNK, OVERLAP, FUSE)
     if ABLATE >= 3:
@@ -997,8 +1063,9 @@ def _cln_bwd_kernel(
         if NUM_CB != 1 and LATE != 0 and ABLATE < 2:
             # Channel blocks: the partials from the second read, off the look-back's chain
             # (see ``CLN_BWD_LATE_PARTIALS``).
-            _bwd_late_partials(xb, dyb, mu, r, dgp_ptr, dbp_ptr, prow, cc, cmask,
-                               HAS_DG, HAS_DB, 0, ASM)
+            _bwd_late_partials(
+                xb, dyb, mu, r, dgp_ptr, dbp_ptr, prow, cc, cmask, HAS_DG, HAS_DB, 0, ASM
+            )
         if HAS_GAMMA:
             gam = tl.load(gamma_ptr + cc, mask=cmask, other=0.0).to(tl.float32)
             gb = dyb * gam[:, None]
@@ -1056,8 +1123,17 @@ def _colsum_split(K: int, nwb: int) -> tuple[int, int]:
     return -(-K // seg), seg
 
 
-def _colsum_launch(src: Tensor, o0: Tensor, o1: Tensor, S: int, seg: int, split: int,
-                   ldo: int, block_w: int, nwb: int) -> None:
+def _colsum_launch(
+    src: Tensor,
+    o0: Tensor,
+    o1: Tensor,
+    S: int,
+    seg: int,
+    split: int,
+    ldo: int,
+    block_w: int,
+    nwb: int,
+) -> None:
     K, W = src.shape
     # The rows of a segment in as few loads as fit (one at the target shapes' segments of at
     # most 64 rows): each loop round waits for its load before the next is issued.
@@ -1276,6 +1352,13 @@ def cln_forward(
         cnt, m0, M0 = state
     else:
         cnt = m0 = M0 = mean  # dummies, never read (HAS_STATE=False)
+    tl_buf = _DIAG_TIMELINE
+    timeline = tl_buf is not None
+    if timeline:
+        if x.device.type != "cuda" or tl_buf.numel() < 8 * p.nt or tl_buf.dtype != torch.int64:
+            raise ValueError("_DIAG_TIMELINE: an int64 CUDA tensor of at least 8 * tiles values")
+    else:
+        tl_buf = scr  # a dummy, never written (TIMELINE=False)
     _cln_fwd_kernel[(p.nt,)](
         x,
         y,
@@ -1288,6 +1371,7 @@ def cln_forward(
         m0,
         M0,
         scr,
+        tl_buf,
         B,
         C,
         T,
@@ -1307,6 +1391,7 @@ def cln_forward(
         ABLATE=_DIAG_ABLATE,
         PAIRS=p.pairs,
         ASM=x.device.type == "cuda",
+        TIMELINE=timeline,
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
     )

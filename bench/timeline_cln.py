@@ -1,0 +1,134 @@
+"""When each tile of the Triton cLN forward does what (GPU only; a diagnostic, not a benchmark).
+
+    python3 -m bench.timeline_cln [--levels 0,1,3]
+
+With ``backends.triton.kernels._DIAG_TIMELINE`` set, every program of the forward records its
+SM and five ``%globaltimer`` stamps: start, ticket taken, tile aggregate known (the tile loaded,
+its statistics and scan done), exclusive prefix known, output issued.  Per target shape and
+dtype (and ablation level: 0 the kernel, 1 no prefix wait, 3 the load-store skeleton), one
+launch on an idle GPU is recorded, after a check that the stamps leave the output bitwise
+unchanged, and summarized:
+
+- span: first start to last output issued, against the time the copy bandwidth (measured in
+  the same run) needs for the kernel's bytes;
+- the phases of a tile (median and 10th / 90th percentiles, us);
+- how many programs an SM holds at once;
+- the bytes finished per tenth of the span, as a fraction of the copy bandwidth, and how many
+  tiles were alive in each tenth: the ramp, the steady state and the tail.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+import torch
+
+from backends.triton import kernels as K
+from bench.timing import copy_bandwidth
+from bench.tune import knobs
+
+SHAPES = [(16, 512, 4000), (4, 256, 16000), (2, 128, 64000)]
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+BINS = 10
+
+
+def record(x: torch.Tensor, g: torch.Tensor, b: torch.Tensor, level: int) -> np.ndarray:
+    """One recorded forward launch at ablation ``level`` -> (tiles, 8) int64: sm, five stamps,
+    sequence, tile."""
+    B, C, T = x.shape
+    p = K._cln_plan(x, forward=True)
+    outs = [torch.empty_like(x), torch.empty(B, T, device="cuda"), torch.empty(B, T, device="cuda")]
+    m2 = torch.empty(B, device="cuda")
+    buf = torch.full((p.nt * 8,), -1, dtype=torch.int64, device="cuda")
+    with knobs(K, {"_DIAG_ABLATE": level}):
+        K.cln_forward(x, g, b, 1e-5, None, *outs, m2)  # compile / warm the plain kernel
+        ref = [t.clone() for t in outs]
+        with knobs(K, {"_DIAG_TIMELINE": buf}):
+            for _ in range(2):  # the first compiles; the second is recorded
+                for t in outs:
+                    t.fill_(float("nan"))
+                torch.cuda.synchronize()
+                K.cln_forward(x, g, b, 1e-5, None, *outs, m2)
+                torch.cuda.synchronize()
+    if not all(torch.equal(a, r) for a, r in zip(outs, ref, strict=True)):
+        raise RuntimeError("the stamped forward changed the output")
+    rec = buf.view(p.nt, 8).cpu().numpy()
+    if (rec[:, 1:6] <= 0).any():
+        raise RuntimeError("a tile left no record")
+    return rec
+
+
+def summarize(rec: np.ndarray, x: torch.Tensor, bw: float, label: str) -> None:
+    B, C, T = x.shape
+    p = K._cln_plan(x, forward=True)
+    t = (rec[:, 1:6] - rec[:, 1].min()).astype(np.float64) / 1e3  # us
+    start, tick, agg, pre, end = t.T
+    frames = np.minimum(p.bt, T - rec[:, 7] * p.bt)
+    tbytes = 2.0 * C * frames * x.element_size()
+    span = end.max()
+    ideal = tbytes.sum() / bw * 1e6
+    print(
+        f"  {label}: span {span:6.1f} us, copy of the same bytes {ideal:5.1f} us "
+        f"({ideal / span:4.2f}); {p.nt} tiles of {C}x{p.bt}, {p.num_warps} warps"
+    )
+
+    def pct(v: np.ndarray) -> str:
+        return f"{np.median(v):5.2f} [{np.percentile(v, 10):5.2f}, {np.percentile(v, 90):5.2f}]"
+
+    print(
+        f"    ticket {pct(tick - start)}  load+stats {pct(agg - tick)}  "
+        f"prefix wait {pct(pre - agg)}  output {pct(end - pre)}  life {pct(end - start)}"
+    )
+    # Programs alive on one SM at once (the most seen on any SM).
+    most = 0
+    for sm in np.unique(rec[:, 0]):
+        sel = rec[:, 0] == sm
+        ev = sorted([(s, 1) for s in start[sel]] + [(e, -1) for e in end[sel]])
+        live = peak = 0
+        for _, d in ev:
+            live += d
+            peak = max(peak, live)
+        most = max(most, peak)
+    first_done = end.min()
+    last_ticket = tick.max()
+    print(
+        f"    programs per SM (most seen) {most}; first output issued at {first_done:5.1f} us; "
+        f"last ticket at {last_ticket:5.1f} us, then {span - last_ticket:5.1f} us to the end"
+    )
+    edges = np.linspace(0.0, span, BINS + 1)
+    done = np.histogram(end, bins=edges, weights=tbytes)[0] / (span / BINS * 1e-6) / bw
+    mids = 0.5 * (edges[:-1] + edges[1:])
+    alive = [int(((start <= m) & (end > m)).sum()) for m in mids]
+    waiting = [int(((agg <= m) & (pre > m)).sum()) for m in mids]
+    print("    bytes done per tenth (fraction of copy bw): " + " ".join(f"{v:4.2f}" for v in done))
+    print("    tiles alive at each tenth's middle:         " + " ".join(f"{v:4d}" for v in alive))
+    print("    of them waiting for their prefix:           " + " ".join(f"{v:4d}" for v in waiting))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--levels", default="0,1,3", help="ablation levels (0: the kernel)")
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("timeline_cln: needs a CUDA device", file=sys.stderr)
+        return 1
+    bw = copy_bandwidth(torch.device("cuda")).gbps * 1e9
+    print(f"copy bandwidth {bw / 1e9:.0f} GB/s", flush=True)
+    levels = [int(v) for v in args.levels.split(",")]
+    for name_d, dtype in DTYPES.items():
+        for shape in SHAPES:
+            x = (torch.randn(shape, device="cuda") + 0.5).to(dtype)
+            g = torch.rand(shape[1], device="cuda") + 0.5
+            b = torch.randn(shape[1], device="cuda")
+            print(f"{shape} {name_d}", flush=True)
+            for lv in levels:
+                label = {0: "kernel", 1: "no prefix wait", 3: "load-store"}.get(lv, f"level {lv}")
+                summarize(record(x, g, b, lv), x, bw, label)
+                sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
