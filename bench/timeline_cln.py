@@ -21,15 +21,19 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 
 import numpy as np
 import torch
 
 from backends.triton import kernels as K
 from bench.timing import copy_bandwidth
-from bench.tune import knobs
+from bench.tune import knobs, t_ms
 
 SHAPES = [(16, 512, 4000), (4, 256, 16000), (2, 128, 64000)]
+#: Programs of the forward resident per SM (seen in this tool's timelines on the H200, s22), by
+#: (bytes per value, C): the first wave of tickets that ``--stagger`` spreads out.
+RESIDENT = {(4, 512): 2, (4, 256): 4, (4, 128): 4, (2, 512): 3, (2, 256): 6, (2, 128): 6}
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 BINS = 10
 
@@ -107,9 +111,60 @@ def summarize(rec: np.ndarray, x: torch.Tensor, bw: float, label: str) -> None:
     print("    of them waiting for their prefix:           " + " ".join(f"{v:4d}" for v in waiting))
 
 
+def _fwd_step(
+    x: torch.Tensor, g: torch.Tensor, b: torch.Tensor, outs: list[torch.Tensor]
+) -> Callable[[], None]:
+    return lambda: K.cln_forward(x, g, b, 1e-5, None, *outs)
+
+
+def stagger(spreads: list[int], bw: float) -> None:
+    """The forward with its first wave of tickets spread over each of ``spreads`` ns: graph-
+    timed fraction of the copy bandwidth, output checked bitwise against the default, and the
+    timeline of each."""
+    for name_d, dtype in DTYPES.items():
+        for shape in SHAPES:
+            B, C, T = shape
+            x = (torch.randn(shape, device="cuda") + 0.5).to(dtype)
+            g = torch.rand(C, device="cuda") + 0.5
+            b = torch.randn(C, device="cuda")
+            w = 132 * RESIDENT[(x.element_size(), C)]
+            w = w * torch.cuda.get_device_properties(0).multi_processor_count // 132
+            nbytes = 2 * x.numel() * x.element_size()
+            outs = [
+                torch.empty_like(x),
+                torch.empty(B, T, device="cuda"),
+                torch.empty(B, T, device="cuda"),
+                torch.empty(B, device="cuda"),
+            ]
+            K.cln_forward(x, g, b, 1e-5, None, *outs)
+            ref = [t.clone() for t in outs]
+            # The timed calls rotate over 4 copies of x (never L2-resident from the call before).
+            xs = [x.clone() for _ in range(4)]
+            steps = [_fwd_step(xk, g, b, [torch.empty_like(t) for t in outs]) for xk in xs]
+            print(f"{shape} {name_d}: first wave {w} tickets", flush=True)
+            for spread in [0, *spreads]:
+                kw = {"CLN_FWD_STAGGER": (max(1, spread // w), w) if spread else None}
+                with knobs(K, kw):
+                    K.cln_forward(x, g, b, 1e-5, None, *outs)
+                    same = all(torch.equal(a, r) for a, r in zip(outs, ref, strict=True))
+                    ms = t_ms(*steps)
+                    frac = nbytes / (ms * 1e-3) / bw
+                    print(
+                        f"  spread {spread:6d} ns: {ms * 1e3:6.1f} us {frac:4.2f} (same {same})",
+                        flush=True,
+                    )
+                    summarize(record(x, g, b, 0), x, bw, f"spread {spread} ns")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--levels", default="0,1,3", help="ablation levels (0: the kernel)")
+    ap.add_argument(
+        "--stagger",
+        default="",
+        help="instead: time (graph replay) the forward with its first wave of tickets spread "
+        "over each of these many ns (CLN_FWD_STAGGER), and record the timeline of each",
+    )
     args = ap.parse_args()
     if not torch.cuda.is_available():
         print("timeline_cln: needs a CUDA device", file=sys.stderr)
@@ -117,6 +172,9 @@ def main() -> int:
     bw = copy_bandwidth(torch.device("cuda")).gbps * 1e9
     print(f"copy bandwidth {bw / 1e9:.0f} GB/s", flush=True)
     levels = [int(v) for v in args.levels.split(",")]
+    if args.stagger:
+        stagger([int(v) for v in args.stagger.split(",")], bw)
+        return 0
     for name_d, dtype in DTYPES.items():
         for shape in SHAPES:
             x = (torch.randn(shape, device="cuda") + 0.5).to(dtype)

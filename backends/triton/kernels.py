@@ -232,6 +232,9 @@ CLN_BWD_LATE_PARTIALS = 2
 #: load-store skeleton of (16, 512, 4000) fp32 went 0.72 -> 0.83 of copy bandwidth in pure time
 #: order, but the kernel did not (each tile then waits on the tile just started before it).
 CLN_TICKET_RUN = 1
+#: The forward's first tickets staggered (experiment): the program with ticket k < ``W`` waits
+#: until k * ``ns`` nanoseconds after its start before it loads its tile, as (ns, W); None: off.
+CLN_FWD_STAGGER: tuple[int, int] | None = None
 
 #: ``colsum`` (the fixed-order column sums of the cLN backward's dgamma / dbeta partials): one
 #: launch up to this many rows; above, the rows are split into segments of at least
@@ -649,10 +652,21 @@ def _cln_fwd_kernel(
     PAIRS: tl.constexpr,
     ASM: tl.constexpr,
     TIMELINE: tl.constexpr = False,
+    STAGGER: tl.constexpr = False,
+    stagger_ns=0,
+    stagger_w=0,
 ):
     if TIMELINE:
         s0 = _stamp(tl.program_id(0))
     b, i, j = _ticket(scr_ptr, B, NTB, False, RUN)
+    if STAGGER:
+        k = j * B + b
+        if k < stagger_w:
+            t0 = _stamp(k)
+            until = k.to(tl.int64) * stagger_ns
+            t = _stamp(k)
+            while t - t0 < until:
+                t = _stamp(k)
     if TIMELINE:
         s1 = _stamp(i)
     t_ptr = scr_ptr + SCR_OFF + b * NTB  # this sequence's tile aggregate words
@@ -1354,6 +1368,7 @@ def cln_forward(
         cnt = m0 = M0 = mean  # dummies, never read (HAS_STATE=False)
     tl_buf = _DIAG_TIMELINE
     timeline = tl_buf is not None
+    stagger = CLN_FWD_STAGGER if x.device.type == "cuda" and CLN_TICKET_RUN == 1 else None
     if timeline:
         if x.device.type != "cuda" or tl_buf.numel() < 8 * p.nt or tl_buf.dtype != torch.int64:
             raise ValueError("_DIAG_TIMELINE: an int64 CUDA tensor of at least 8 * tiles values")
@@ -1392,6 +1407,9 @@ def cln_forward(
         PAIRS=p.pairs,
         ASM=x.device.type == "cuda",
         TIMELINE=timeline,
+        STAGGER=stagger is not None,
+        stagger_ns=0 if stagger is None else int(stagger[0]),
+        stagger_w=0 if stagger is None else int(stagger[1]),
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
     )
