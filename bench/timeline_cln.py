@@ -31,9 +31,6 @@ from bench.timing import copy_bandwidth
 from bench.tune import knobs, t_ms
 
 SHAPES = [(16, 512, 4000), (4, 256, 16000), (2, 128, 64000)]
-#: Programs of the forward resident per SM (seen in this tool's timelines on the H200, s22), by
-#: (bytes per value, C): the first wave of tickets that ``--stagger`` spreads out.
-RESIDENT = {(4, 512): 2, (4, 256): 4, (4, 128): 4, (2, 512): 3, (2, 256): 6, (2, 128): 6}
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 BINS = 10
 
@@ -127,8 +124,6 @@ def stagger(spreads: list[int], bw: float) -> None:
             x = (torch.randn(shape, device="cuda") + 0.5).to(dtype)
             g = torch.rand(C, device="cuda") + 0.5
             b = torch.randn(C, device="cuda")
-            w = 132 * RESIDENT[(x.element_size(), C)]
-            w = w * torch.cuda.get_device_properties(0).multi_processor_count // 132
             nbytes = 2 * x.numel() * x.element_size()
             outs = [
                 torch.empty_like(x),
@@ -141,10 +136,10 @@ def stagger(spreads: list[int], bw: float) -> None:
             # The timed calls rotate over 4 copies of x (never L2-resident from the call before).
             xs = [x.clone() for _ in range(4)]
             steps = [_fwd_step(xk, g, b, [torch.empty_like(t) for t in outs]) for xk in xs]
+            w = K._FIRST_WAVE.get(K._wave_key(x, K._cln_plan(x, True), "fwd"), "?")
             print(f"{shape} {name_d}: first wave {w} tickets", flush=True)
             for spread in [0, *spreads]:
-                kw = {"CLN_FWD_STAGGER": (max(1, spread // w), w) if spread else None}
-                with knobs(K, kw):
+                with knobs(K, {"CLN_FWD_STAGGER_NS": spread}):
                     K.cln_forward(x, g, b, 1e-5, None, *outs)
                     same = all(torch.equal(a, r) for a, r in zip(outs, ref, strict=True))
                     ms = t_ms(*steps)
@@ -163,7 +158,7 @@ def main() -> int:
         "--stagger",
         default="",
         help="instead: time (graph replay) the forward with its first wave of tickets spread "
-        "over each of these many ns (CLN_FWD_STAGGER), and record the timeline of each",
+        "over each of these many ns (CLN_FWD_STAGGER_NS), and record the timeline of each",
     )
     args = ap.parse_args()
     if not torch.cuda.is_available():

@@ -56,6 +56,14 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # 16-bit forward: packed tiles of 16384 values (4 warps; 168 registers spill 48 B: 3
         # programs per SM of twice the bytes, half the tickets and prefix waits per byte).
         "fwd16 tile16k": {"CLN_FWD_TILE": 16384},
+        # The first wave of tickets spread over this many ns (forward, backward, both).
+        "stagger fwd 1us": {"CLN_FWD_STAGGER_NS": 1000},
+        "stagger fwd 2us": {"CLN_FWD_STAGGER_NS": 2000},
+        "stagger fwd 3us": {"CLN_FWD_STAGGER_NS": 3000},
+        "stagger bwd 2us": {"CLN_BWD_STAGGER_NS": 2000},
+        "stagger bwd 4us": {"CLN_BWD_STAGGER_NS": 4000},
+        "stagger 2us": {"CLN_FWD_STAGGER_NS": 2000, "CLN_BWD_STAGGER_NS": 2000},
+        "no stagger": {"CLN_FWD_STAGGER_NS": 0, "CLN_BWD_STAGGER_NS": 0},
         # The backward's suffix words waited for one load after another (before session 13).
         "sequential prefix": {"CLN_PREFIX_OVERLAP": False},
         # The backward's three separate sums / scans where one tuple reduction / scan does

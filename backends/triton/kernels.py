@@ -232,9 +232,11 @@ CLN_BWD_LATE_PARTIALS = 2
 #: load-store skeleton of (16, 512, 4000) fp32 went 0.72 -> 0.83 of copy bandwidth in pure time
 #: order, but the kernel did not (each tile then waits on the tile just started before it).
 CLN_TICKET_RUN = 1
-#: The forward's first tickets staggered (experiment): the program with ticket k < ``W`` waits
-#: until k * ``ns`` nanoseconds after its start before it loads its tile, as (ns, W); None: off.
-CLN_FWD_STAGGER: tuple[int, int] | None = None
+#: The first wave of a cLN launch (the programs resident at once, ``W``: from the compiled
+#: kernel's registers, see ``_first_wave``) spread over this many ns: the program with ticket
+#: k < W waits until k * ns / W after its start before it loads its tile.  0: off.
+CLN_FWD_STAGGER_NS = 0
+CLN_BWD_STAGGER_NS = 0
 
 #: ``colsum`` (the fixed-order column sums of the cLN backward's dgamma / dbeta partials): one
 #: launch up to this many rows; above, the rows are split into segments of at least
@@ -619,6 +621,19 @@ def _stamp(dep):
 
 
 @triton.jit
+def _stagger(k, ns, w):
+    """The first wave's programs (ticket k < w) start their loads k * ns apart: all of them
+    at once queue one burst of loads (its tiles' loads then take 4-5 us, and nothing is written
+    for the first 8 us: bench/timeline_cln.py)."""
+    if k < w:
+        t0 = _stamp(k)
+        until = k.to(tl.int64) * ns
+        t = _stamp(k)
+        while t - t0 < until:
+            t = _stamp(k)
+
+
+@triton.jit
 def _cln_fwd_kernel(
     x_ptr,
     y_ptr,
@@ -660,13 +675,7 @@ def _cln_fwd_kernel(
         s0 = _stamp(tl.program_id(0))
     b, i, j = _ticket(scr_ptr, B, NTB, False, RUN)
     if STAGGER:
-        k = j * B + b
-        if k < stagger_w:
-            t0 = _stamp(k)
-            until = k.to(tl.int64) * stagger_ns
-            t = _stamp(k)
-            while t - t0 < until:
-                t = _stamp(k)
+        _stagger(j * B + b, stagger_ns, stagger_w)
     if TIMELINE:
         s1 = _stamp(i)
     t_ptr = scr_ptr + SCR_OFF + b * NTB  # this sequence's tile aggregate words
@@ -923,9 +932,14 @@ def _cln_bwd_kernel(
     FUSE: tl.constexpr,
     LATE: tl.constexpr,
     ABLATE: tl.constexpr,
+    STAGGER: tl.constexpr = False,
+    stagger_ns=0,
+    stagger_w=0,
 ):
     # Tickets from the last tile backwards: a tile waits only on later tiles (smaller tickets).
     b, i, j = _ticket(scr_ptr, B, NTB, True, RUN)
+    if STAGGER:
+        _stagger(j * B + b, stagger_ns, stagger_w)
     tile = b * NTB + i
     prow = tile.to(tl.int64) * PW  # this tile's row of dgamma / dbeta partials
     t_ptr = scr_ptr + SCR_OFF + 3 * (b * NTB)  # a, b, p words by processing index: 3 x NTB
@@ -1347,6 +1361,55 @@ def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
     )
 
 
+#: Programs of a cLN launch resident at once, by (direction, plan, dtype, device), from the
+#: registers of the kernel compiled for it (``_note_first_wave``).
+_FIRST_WAVE: dict[tuple[object, ...], int] = {}
+
+
+def _resident_per_sm(n_regs: int, num_warps: int, shared: int, index: int) -> int:
+    """Blocks of ``num_warps`` warps, ``n_regs`` registers per thread and ``shared`` bytes of
+    shared memory that one SM of CUDA device ``index`` holds at once (registers are allocated
+    per warp in units of 256; at most 32 blocks and the SM's threads)."""
+    props = torch.cuda.get_device_properties(index)
+    regs_sm = getattr(props, "regs_per_multiprocessor", 65536)
+    warp_regs = -(-max(n_regs, 1) * 32 // 256) * 256
+    by_regs = (regs_sm // warp_regs) // num_warps
+    by_threads = props.max_threads_per_multi_processor // (32 * num_warps)
+    smem_sm = getattr(props, "shared_memory_per_multiprocessor", 0)
+    by_smem = smem_sm // (shared + 1024) if shared and smem_sm else 32
+    return max(1, min(by_regs, by_threads, by_smem, 32))
+
+
+def _wave_key(x: Tensor, p: _ClnPlan, direction: str) -> tuple[object, ...]:
+    return (direction, p, x.dtype, x.device.index)
+
+
+def _stagger_args(x: Tensor, p: _ClnPlan, ns: int, direction: str) -> tuple[int, int] | None:
+    """(ns between tickets, first-wave tickets W) of a cLN launch, or None (off: ``ns`` 0, the
+    interpreter, tickets in runs, or a grid of one wave or less)."""
+    if not ns or x.device.type != "cuda" or CLN_TICKET_RUN != 1:
+        return None
+    w = _FIRST_WAVE.get(_wave_key(x, p, direction))
+    if w is None:  # before the first launch: the register cap (or all registers) as the estimate
+        idx = x.device.index if x.device.index is not None else torch.cuda.current_device()
+        per_sm = _resident_per_sm(p.maxnreg or 255, p.num_warps, 0, idx)
+        w = per_sm * _num_sms("cuda", idx)
+    if p.nt <= w:
+        return None
+    return max(1, ns // w), w
+
+
+def _note_first_wave(x: Tensor, p: _ClnPlan, direction: str, ck: object) -> None:
+    """Record W of this launch's plan from the kernel compiled for it (its registers)."""
+    key = _wave_key(x, p, direction)
+    n_regs = getattr(ck, "n_regs", None)
+    if key in _FIRST_WAVE or not isinstance(n_regs, int):
+        return
+    idx = x.device.index if x.device.index is not None else torch.cuda.current_device()
+    shared = int(getattr(getattr(ck, "metadata", None), "shared", 0) or 0)
+    _FIRST_WAVE[key] = _resident_per_sm(n_regs, p.num_warps, shared, idx) * _num_sms("cuda", idx)
+
+
 def cln_forward(
     x: Tensor,
     gamma: Tensor | None,
@@ -1368,13 +1431,13 @@ def cln_forward(
         cnt = m0 = M0 = mean  # dummies, never read (HAS_STATE=False)
     tl_buf = _DIAG_TIMELINE
     timeline = tl_buf is not None
-    stagger = CLN_FWD_STAGGER if x.device.type == "cuda" and CLN_TICKET_RUN == 1 else None
+    st = _stagger_args(x, p, CLN_FWD_STAGGER_NS, "fwd")
     if timeline:
         if x.device.type != "cuda" or tl_buf.numel() < 8 * p.nt or tl_buf.dtype != torch.int64:
             raise ValueError("_DIAG_TIMELINE: an int64 CUDA tensor of at least 8 * tiles values")
     else:
         tl_buf = scr  # a dummy, never written (TIMELINE=False)
-    _cln_fwd_kernel[(p.nt,)](
+    ck = _cln_fwd_kernel[(p.nt,)](
         x,
         y,
         gamma if gamma is not None else x,
@@ -1407,12 +1470,14 @@ def cln_forward(
         PAIRS=p.pairs,
         ASM=x.device.type == "cuda",
         TIMELINE=timeline,
-        STAGGER=stagger is not None,
-        stagger_ns=0 if stagger is None else int(stagger[0]),
-        stagger_w=0 if stagger is None else int(stagger[1]),
+        STAGGER=st is not None,
+        stagger_ns=0 if st is None else st[0],
+        stagger_w=0 if st is None else st[1],
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
     )
+    if st is not None:
+        _note_first_wave(x, p, "fwd", ck)
 
 
 def cln_backward(
@@ -1436,7 +1501,8 @@ def cln_backward(
     parts = torch.empty((p.nt, pw), dtype=torch.float32, device=x.device) if pw else dx
     dgp = parts if dgamma is not None else dx
     dbp = parts[:, C:] if dgamma is not None and dbeta is not None else parts
-    _cln_bwd_kernel[(p.nt,)](
+    st = _stagger_args(x, p, CLN_BWD_STAGGER_NS, "bwd")
+    ck = _cln_bwd_kernel[(p.nt,)](
         dy,
         x,
         gamma if gamma is not None else x,
@@ -1470,9 +1536,14 @@ def cln_backward(
         FUSE=CLN_FUSED_SUMS,
         LATE=CLN_BWD_LATE_PARTIALS,
         ABLATE=_DIAG_ABLATE_BWD,
+        STAGGER=st is not None,
+        stagger_ns=0 if st is None else st[0],
+        stagger_w=0 if st is None else st[1],
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
     )
+    if st is not None:
+        _note_first_wave(x, p, "bwd", ck)
     if dgamma is not None:
         colsum(parts, dgamma, dbeta)
     elif dbeta is not None:
