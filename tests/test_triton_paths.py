@@ -235,3 +235,57 @@ def test_colsum_rejects_outputs_that_miss_columns(tdevice):
         K_.colsum(parts, torch.empty(3, device=tdevice))
     with pytest.raises(ValueError, match="hold 6 columns"):
         K_.colsum(parts, torch.empty(3, device=tdevice), torch.empty(3, device=tdevice))
+
+
+# The first wave's stagger (``CLN_FWD_STAGGER_NS``): how many programs an SM holds, from the
+# registers of the compiled kernel.  The H200 (65,536 registers, 2,048 threads, 228 KiB) held
+# 2, 4, 6 and 3 programs of these four forward kernels at once (bench/timeline_cln.py).
+@pytest.mark.parametrize(
+    "n_regs, warps, shared, want",
+    [
+        (252, 4, 0, 2),
+        (128, 4, 0, 4),
+        (168, 2, 0, 6),
+        (168, 4, 0, 3),
+        (16, 2, 0, 32),
+        (32, 4, 100_000, 2),
+        (255, 16, 0, 1),
+    ],
+)
+def test_resident_per_sm(n_regs, warps, shared, want):
+    from backends.triton import kernels as K
+
+    assert K._resident_per_sm(n_regs, warps, shared, 65536, 2048, 233472) == want
+
+
+def test_stagger_leaves_the_output_unchanged(tdevice):
+    """The staggered forward's outputs are bitwise those of the plain one (the stagger only
+    delays loads); on the GPU at a grid of several waves, where it is on, and the first wave is
+    then taken from the compiled kernel.  Off under the interpreter."""
+    from backends.triton import kernels as K
+    from bench.tune import knobs
+
+    shape = (8, 64, 65536) if tdevice.type == "cuda" else (2, 8, 64)
+    x = torch.randn(shape, device=tdevice) + 0.5
+    g = torch.rand(shape[1], device=tdevice) + 0.5
+    b = torch.randn(shape[1], device=tdevice)
+    B, C, T = shape
+    outs = {}
+    for ns in (0, 3000):
+        with knobs(K, {"CLN_FWD_STAGGER_NS": ns}):
+            p = K._cln_plan(x, forward=True)
+            y = torch.full_like(x, float("nan"))
+            mean = torch.full((B, T), float("nan"), device=tdevice)
+            rstd = torch.full((B, T), float("nan"), device=tdevice)
+            m2 = torch.full((B,), float("nan"), device=tdevice)
+            K.cln_forward(x, g, b, 1e-5, None, y, mean, rstd, m2)
+            outs[ns] = (y, mean, rstd, m2)
+            st = K._stagger_args(x, p, ns, "fwd")
+            if tdevice.type != "cuda" or ns == 0:
+                assert st is None
+            else:
+                w = K._FIRST_WAVE[K._wave_key(x, p, "fwd")]
+                assert st == (max(1, ns // w), w) and p.nt >= 2 * w
+    for a, r in zip(outs[3000], outs[0], strict=True):
+        assert torch.equal(a, r)
+    harness.check_cln_forward("triton", tdevice, shape, torch.float32, True)

@@ -232,11 +232,25 @@ CLN_BWD_LATE_PARTIALS = 2
 #: load-store skeleton of (16, 512, 4000) fp32 went 0.72 -> 0.83 of copy bandwidth in pure time
 #: order, but the kernel did not (each tile then waits on the tile just started before it).
 CLN_TICKET_RUN = 1
-#: The first wave of a cLN launch (the programs resident at once, ``W``: from the compiled
-#: kernel's registers, see ``_first_wave``) spread over this many ns: the program with ticket
-#: k < W waits until k * ns / W after its start before it loads its tile.  0: off.
-CLN_FWD_STAGGER_NS = 0
+#: The first wave of a cLN launch (the W programs resident at once, from the compiled kernel's
+#: registers: ``_note_first_wave``) spread over this many ns: the program with ticket k < W
+#: waits until k * ns / W after its start before it loads its tile.  0: off.  Why: launched
+#: together, the first wave queues all its loads at once (bf16 (4, 256, 16000): 792 tiles,
+#: 12.7 MB); each then takes 4-5 us, nothing is written for the first 8 us, and the tiles
+#: finish in bursts from then on (H200, per-tile %globaltimer stamps, bench/timeline_cln.py,
+#: nvidia-h200-s22b-timeline-cln.log).  Forward, H200, two rounds in one call, us, off -> 3000:
+#: fp32 90.1 / 89.9 -> 84.6 / 84.5 at (16, 512, 4000), 49.2 / 49.0 -> 45.4 / 46.0 at
+#: (4, 256, 16000), 48.7 / 48.8 -> 46.6 / 46.6 at (2, 128, 64000); bf16 58.6 / 59.3 -> 54.8 /
+#: 55.6, 34.0 / 34.0 -> 32.2 / 32.4, 34.7 / 34.6 -> 34.4 / 34.4; 1000 and 2000 gained less
+#: (nvidia-h200-s22d-tune-stagger-{1,2}.log).  The backward stays off: 2000 and 4000 ns cost
+#: its (16, 512, 4000) fp32 case 8-10 us (one program of 8 warps per SM) and moved the others
+#: by -1.0 to +3.2 us (same logs).
+CLN_FWD_STAGGER_NS = 3000
 CLN_BWD_STAGGER_NS = 0
+#: Only grids of at least this many first waves are staggered (a grid of one wave has no
+#: convoy to break, and the spread would delay all of it: the (80, 64, 301) seed's 400 tiles
+#: are one wave on the H200).
+CLN_STAGGER_MIN_WAVES = 2
 
 #: ``colsum`` (the fixed-order column sums of the cLN backward's dgamma / dbeta partials): one
 #: launch up to this many rows; above, the rows are split into segments of at least
@@ -1366,18 +1380,29 @@ def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
 _FIRST_WAVE: dict[tuple[object, ...], int] = {}
 
 
-def _resident_per_sm(n_regs: int, num_warps: int, shared: int, index: int) -> int:
+def _resident_per_sm(
+    n_regs: int, num_warps: int, shared: int, regs_sm: int, threads_sm: int, smem_sm: int
+) -> int:
     """Blocks of ``num_warps`` warps, ``n_regs`` registers per thread and ``shared`` bytes of
-    shared memory that one SM of CUDA device ``index`` holds at once (registers are allocated
-    per warp in units of 256; at most 32 blocks and the SM's threads)."""
-    props = torch.cuda.get_device_properties(index)
-    regs_sm = getattr(props, "regs_per_multiprocessor", 65536)
+    shared memory that one SM with ``regs_sm`` registers, ``threads_sm`` threads and ``smem_sm``
+    bytes of shared memory holds at once (registers are allocated per warp in units of 256,
+    shared memory with 1 KiB reserved per block; at most 32 blocks)."""
     warp_regs = -(-max(n_regs, 1) * 32 // 256) * 256
     by_regs = (regs_sm // warp_regs) // num_warps
-    by_threads = props.max_threads_per_multi_processor // (32 * num_warps)
-    smem_sm = getattr(props, "shared_memory_per_multiprocessor", 0)
+    by_threads = threads_sm // (32 * num_warps)
     by_smem = smem_sm // (shared + 1024) if shared and smem_sm else 32
     return max(1, min(by_regs, by_threads, by_smem, 32))
+
+
+@functools.lru_cache(maxsize=16)
+def _sm_limits(index: int) -> tuple[int, int, int]:
+    """(registers, threads, shared-memory bytes) of one SM of CUDA device ``index``."""
+    props = torch.cuda.get_device_properties(index)
+    return (
+        int(getattr(props, "regs_per_multiprocessor", 65536)),
+        int(props.max_threads_per_multi_processor),
+        int(getattr(props, "shared_memory_per_multiprocessor", 0)),
+    )
 
 
 def _wave_key(x: Tensor, p: _ClnPlan, direction: str) -> tuple[object, ...]:
@@ -1392,9 +1417,9 @@ def _stagger_args(x: Tensor, p: _ClnPlan, ns: int, direction: str) -> tuple[int,
     w = _FIRST_WAVE.get(_wave_key(x, p, direction))
     if w is None:  # before the first launch: the register cap (or all registers) as the estimate
         idx = x.device.index if x.device.index is not None else torch.cuda.current_device()
-        per_sm = _resident_per_sm(p.maxnreg or 255, p.num_warps, 0, idx)
+        per_sm = _resident_per_sm(p.maxnreg or 255, p.num_warps, 0, *_sm_limits(idx))
         w = per_sm * _num_sms("cuda", idx)
-    if p.nt <= w:
+    if p.nt < CLN_STAGGER_MIN_WAVES * w:
         return None
     return max(1, ns // w), w
 
@@ -1407,7 +1432,8 @@ def _note_first_wave(x: Tensor, p: _ClnPlan, direction: str, ck: object) -> None
         return
     idx = x.device.index if x.device.index is not None else torch.cuda.current_device()
     shared = int(getattr(getattr(ck, "metadata", None), "shared", 0) or 0)
-    _FIRST_WAVE[key] = _resident_per_sm(n_regs, p.num_warps, shared, idx) * _num_sms("cuda", idx)
+    per_sm = _resident_per_sm(n_regs, p.num_warps, shared, *_sm_limits(idx))
+    _FIRST_WAVE[key] = per_sm * _num_sms("cuda", idx)
 
 
 def cln_forward(
