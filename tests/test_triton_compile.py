@@ -36,7 +36,7 @@ def compile_for_sm90(
     for i, p in enumerate(params):
         if p in const or ints.get(p) == 1:
             sig[p] = "constexpr"
-        elif p in ("scr_ptr", "cnt_ptr"):
+        elif p in ("scr_ptr", "cnt_ptr", "tl_ptr"):
             sig[p] = "*i64"
         elif p in ("x_ptr", "y_ptr", "dy_ptr", "dx_ptr", "w_ptr"):
             sig[p] = f"*{dtype}"
@@ -93,10 +93,12 @@ KERNELS = [("_cln_fwd_kernel", FWD_FLAGS), ("_cln_bwd_kernel", BWD_FLAGS)]
 
 
 def _direction_knobs(kernel: str) -> dict[str, object]:
-    """The constexprs only one direction's kernel takes, at their launch defaults."""
+    """The constexprs only one direction's kernel takes, at their launch defaults; the
+    forward with its first wave staggered (``CLN_FWD_STAGGER_NS``, on by default) and its
+    diagnostic timeline (``_DIAG_TIMELINE``) compiled in too."""
     if kernel == "_cln_fwd_kernel":
-        return {"ABLATE": 0}
-    return {"OVERLAP": True, "FUSE": True, "LATE": 2, "ABLATE": 0}
+        return {"ABLATE": 0, "TIMELINE": True, "STAGGER": True}
+    return {"OVERLAP": True, "FUSE": True, "LATE": 2, "ABLATE": 0, "STAGGER": True}
 
 
 @pytest.mark.parametrize("ints", SIZES, ids=["ones", "target"])
