@@ -436,7 +436,8 @@ def _spin_load3(ptr, stride, idx, need, OVERLAP: tl.constexpr):
 
 @triton.jit
 def _ticket(scr_ptr, B, NTB, REVERSE: tl.constexpr, RUN: tl.constexpr):
-    """Take a ticket -> (b, i, j): sequence, tile, and processing index (i, or NTB-1-i).
+    """Take a ticket -> (k, b, i, j): the ticket, sequence, tile, and processing index (i, or
+    NTB-1-i).
 
     Tickets go in runs of RUN consecutive tiles of one sequence, the runs interleaved over the
     batch (RUN = 1: tile j of every sequence, then tile j+1, ...); the tiles past the last full
@@ -458,7 +459,7 @@ def _ticket(scr_ptr, B, NTB, REVERSE: tl.constexpr, RUN: tl.constexpr):
         i = NTB - 1 - j
     else:
         i = j
-    return b, i, j
+    return k, b, i, j
 
 
 # ============================================================================================
@@ -687,9 +688,9 @@ def _cln_fwd_kernel(
 ):
     if TIMELINE:
         s0 = _stamp(tl.program_id(0))
-    b, i, j = _ticket(scr_ptr, B, NTB, False, RUN)
+    k, b, i, j = _ticket(scr_ptr, B, NTB, False, RUN)
     if STAGGER:
-        _stagger(j * B + b, stagger_ns, stagger_w)
+        _stagger(k, stagger_ns, stagger_w)
     if TIMELINE:
         s1 = _stamp(i)
     t_ptr = scr_ptr + SCR_OFF + b * NTB  # this sequence's tile aggregate words
@@ -951,9 +952,9 @@ def _cln_bwd_kernel(
     stagger_w=0,
 ):
     # Tickets from the last tile backwards: a tile waits only on later tiles (smaller tickets).
-    b, i, j = _ticket(scr_ptr, B, NTB, True, RUN)
+    k, b, i, j = _ticket(scr_ptr, B, NTB, True, RUN)
     if STAGGER:
-        _stagger(j * B + b, stagger_ns, stagger_w)
+        _stagger(k, stagger_ns, stagger_w)
     tile = b * NTB + i
     prow = tile.to(tl.int64) * PW  # this tile's row of dgamma / dbeta partials
     t_ptr = scr_ptr + SCR_OFF + 3 * (b * NTB)  # a, b, p words by processing index: 3 x NTB
@@ -1409,16 +1410,22 @@ def _wave_key(x: Tensor, p: _ClnPlan, direction: str) -> tuple[object, ...]:
     return (direction, p, x.dtype, x.device.index)
 
 
+def _wave_size(x: Tensor, p: _ClnPlan, n_regs: int, shared: int) -> int:
+    """Programs of plan ``p`` resident at once on ``x``'s GPU, at ``n_regs`` registers per
+    thread and ``shared`` bytes of shared memory per program."""
+    idx = x.device.index
+    return _resident_per_sm(n_regs, p.num_warps, shared, *_sm_limits(idx)) * _num_sms("cuda", idx)
+
+
 def _stagger_args(x: Tensor, p: _ClnPlan, ns: int, direction: str) -> tuple[int, int] | None:
     """(ns between tickets, first-wave tickets W) of a cLN launch, or None (off: ``ns`` 0, the
-    interpreter, tickets in runs, or a grid of one wave or less)."""
+    interpreter, tickets in runs, where it was never measured, or a grid of one wave or
+    less)."""
     if not ns or x.device.type != "cuda" or CLN_TICKET_RUN != 1:
         return None
     w = _FIRST_WAVE.get(_wave_key(x, p, direction))
     if w is None:  # before the first launch: the register cap (or all registers) as the estimate
-        idx = x.device.index if x.device.index is not None else torch.cuda.current_device()
-        per_sm = _resident_per_sm(p.maxnreg or 255, p.num_warps, 0, *_sm_limits(idx))
-        w = per_sm * _num_sms("cuda", idx)
+        w = _wave_size(x, p, p.maxnreg or 255, 0)
     if p.nt < CLN_STAGGER_MIN_WAVES * w:
         return None
     return max(1, ns // w), w
@@ -1430,10 +1437,8 @@ def _note_first_wave(x: Tensor, p: _ClnPlan, direction: str, ck: object) -> None
     n_regs = getattr(ck, "n_regs", None)
     if key in _FIRST_WAVE or not isinstance(n_regs, int):
         return
-    idx = x.device.index if x.device.index is not None else torch.cuda.current_device()
     shared = int(getattr(getattr(ck, "metadata", None), "shared", 0) or 0)
-    per_sm = _resident_per_sm(n_regs, p.num_warps, shared, *_sm_limits(idx))
-    _FIRST_WAVE[key] = per_sm * _num_sms("cuda", idx)
+    _FIRST_WAVE[key] = _wave_size(x, p, n_regs, shared)
 
 
 def cln_forward(
