@@ -129,8 +129,7 @@ def check_cln_forward(
         x = randn(shape, dtype, device, gen, dc)
     gamma, beta = _params(C, affine, param_dtype or dtype, device, gen)
     y = common.cln(x, gamma, beta, backend=backend)
-    ref = cln_oracle(x.double().cpu(), _cpu(gamma), _cpu(beta))
-    tol = cln_forward_tolerance(x, gamma, ref, dtype, dc)
+    ref, tol = cln_oracle_tolerance(x, gamma, beta, dtype, dc)
     assert y.dtype == dtype and y.shape == x.shape and y.device == x.device
     return assert_close(f"cln fwd [{backend} {shape} {dtype} dc={dc} seed={seed}]", y, ref, tol)
 
@@ -210,6 +209,20 @@ def _cln_stats64(x64: Tensor, eps: float = 1e-8) -> tuple[Tensor, Tensor]:
     return mean, rstd
 
 
+def cln_oracle_tolerance(
+    x: Tensor,
+    gamma: Tensor | None,
+    beta: Tensor | None,
+    dtype: torch.dtype,
+    dc: float = 0.0,
+    eps: float = 1e-8,
+) -> tuple[Tensor, float]:
+    """The float64 oracle of the cLN of ``x`` (on the CPU) and the tolerance of an output of
+    it (:func:`cln_forward_tolerance`)."""
+    ref = cln_oracle(x.double().cpu(), _cpu(gamma), _cpu(beta), eps=eps)
+    return ref, cln_forward_tolerance(x, gamma, ref, dtype, dc)
+
+
 def cln_forward_tolerance(
     x: Tensor, gamma: Tensor | None, ref: Tensor, dtype: torch.dtype, dc: float = 0.0
 ) -> float:
@@ -261,8 +274,7 @@ def check_cln_streaming(
         t0 += s
     chunked = torch.cat(parts, -1)
     assert int(state.count[0]) == C * T
-    ref = cln_oracle(x.double().cpu(), _cpu(gamma), _cpu(beta))
-    tol = cln_forward_tolerance(x, gamma, ref, dtype, dc)
+    ref, tol = cln_oracle_tolerance(x, gamma, beta, dtype, dc)
     name = f"cln streaming [{backend} {shape} {dtype} splits={splits} seed={seed}]"
     assert_close(name + " vs whole", chunked, whole, 2 * tol)
     return assert_close(name + " vs oracle", chunked, ref, tol)
