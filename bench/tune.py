@@ -109,6 +109,14 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "colsum rows8": {"COLSUM_BLOCK_R": 8},
         "colsum rows32": {"COLSUM_BLOCK_R": 32},
         "partials after publish": {"CLN_BWD_LATE_PARTIALS": 1},
+        # The backward's dgamma / dbeta partials chained into this many slot rows per SM
+        # (``CLN_BWD_SLOTS_PER_SM``) instead of a row per tile; "row per tile" is the other side.
+        "row per tile": {"CLN_BWD_SLOTS_PER_SM": 0},
+        "slots 1/SM": {"CLN_BWD_SLOTS_PER_SM": 1},
+        "slots 2/SM": {"CLN_BWD_SLOTS_PER_SM": 2},
+        "slots 4/SM": {"CLN_BWD_SLOTS_PER_SM": 4},
+        "slots 8/SM": {"CLN_BWD_SLOTS_PER_SM": 8},
+        "slots 2/SM colsum1": {"CLN_BWD_SLOTS_PER_SM": 2, "COLSUM_ONE_LAUNCH_ROWS": 1024},
         # fp32 forward tiles of 16384 values over 4 warps, uncapped (ptxas, sm_90: 252 registers,
         # no spills; 2 programs per SM): at C = 512, rows of 128 B (32 frames) with the
         # per-frame reductions still over 4 warps.
@@ -258,7 +266,13 @@ def main() -> int:
         help="comma-separated cLN variant names to run (default: all, or the default "
         "alone with --quick)",
     )
+    ap.add_argument(
+        "--modes", default="fwd,fwd_bwd", help="cLN modes at the target shapes: fwd,fwd_bwd"
+    )
     args = ap.parse_args()
+    modes = args.modes.split(",")
+    if not set(modes) <= {"fwd", "fwd_bwd"}:
+        ap.error(f"--modes: {args.modes!r}, known: fwd, fwd_bwd")
     parts = set(args.parts.split(","))
     known = {"shapes", "seed", "long", "copy"}
     if not parts <= known:
@@ -316,7 +330,7 @@ def main() -> int:
                 variants = {v: CLN_VARIANTS[backend][v] for v in want}
             for dtype in dtypes if "shapes" in parts else ():
                 for shape in CLN_SHAPES:
-                    for mode in ("fwd", "fwd_bwd"):
+                    for mode in modes:
                         for name, kw in variants.items():
                             run(backend, "cln", shape, dtype, mode, name, kw)
             seed_vars = {"default": {}} if args.quick else SEED_VARIANTS[backend]
