@@ -109,14 +109,6 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "colsum rows8": {"COLSUM_BLOCK_R": 8},
         "colsum rows32": {"COLSUM_BLOCK_R": 32},
         "partials after publish": {"CLN_BWD_LATE_PARTIALS": 1},
-        # The backward's dgamma / dbeta partials chained into this many slot rows per SM
-        # (``CLN_BWD_SLOTS_PER_SM``) instead of a row per tile; "row per tile" is the other side.
-        "row per tile": {"CLN_BWD_SLOTS_PER_SM": 0},
-        "slots 1/SM": {"CLN_BWD_SLOTS_PER_SM": 1},
-        "slots 2/SM": {"CLN_BWD_SLOTS_PER_SM": 2},
-        "slots 4/SM": {"CLN_BWD_SLOTS_PER_SM": 4},
-        "slots 8/SM": {"CLN_BWD_SLOTS_PER_SM": 8},
-        "slots 2/SM colsum1": {"CLN_BWD_SLOTS_PER_SM": 2, "COLSUM_ONE_LAUNCH_ROWS": 1024},
         # fp32 forward tiles of 16384 values over 4 warps, uncapped (ptxas, sm_90: 252 registers,
         # no spills; 2 programs per SM): at C = 512, rows of 128 B (32 frames) with the
         # per-frame reductions still over 4 warps.

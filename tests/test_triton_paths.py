@@ -18,7 +18,6 @@ import contextlib
 import pytest
 import torch
 
-import common
 from tests import harness
 
 SCHEDULES = {
@@ -35,14 +34,6 @@ SCHEDULES = {
     # the group's closing (the default: after both).
     "early-partials": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_BWD_LATE_PARTIALS": 0},
     "partials-after-publish": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_BWD_LATE_PARTIALS": 1},
-    # The partials chained into a slot row per SM (the interpreter's 4), at both late places.
-    "chained-partials": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_BWD_SLOTS_PER_SM": 1},
-    "chained-after-publish": {
-        "CLN_GROUP": 2,
-        "CLN_CHUNK": 2,
-        "CLN_BWD_SLOTS_PER_SM": 1,
-        "CLN_BWD_LATE_PARTIALS": 1,
-    },
     # Runs longer than a sequence: every tile takes the remainder (batch-interleaved) path.
     "runs-remainder": {"CLN_TICKET_RUN": 1 << 20},
     "channel-blocks": {
@@ -127,61 +118,15 @@ def test_pairs_16bit(tdevice, pairs, dtype, shape):
         harness.check_cln_streaming("triton", tdevice, shape, dtype)
 
 
-@pytest.mark.parametrize("late, slots", [(0, 0), (1, 0), (2, 0), (1, 1), (2, 1)])
-def test_pairs_partials_placement(tdevice, late, slots):
-    """The packed backward's dgamma / dbeta partials at each place
-    (``CLN_BWD_LATE_PARTIALS``), a row per tile or chained (``CLN_BWD_SLOTS_PER_SM``)."""
+@pytest.mark.parametrize("late", [0, 1])
+def test_pairs_partials_placement(tdevice, late):
+    """The packed backward's dgamma / dbeta partials at the other places
+    (``CLN_BWD_LATE_PARTIALS``; the default runs in every backward test)."""
     from backends.triton import kernels as K
     from bench.tune import knobs
 
-    kw = {"CLN_BWD_LATE_PARTIALS": late, "CLN_BWD_SLOTS_PER_SM": slots}
-    with schedule("groups2-chunk2"), knobs(K, kw):
+    with schedule("groups2-chunk2"), knobs(K, {"CLN_BWD_LATE_PARTIALS": late}):
         harness.check_cln_backward("triton", tdevice, (2, 12, 96), torch.bfloat16, True)
-
-
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
-@pytest.mark.parametrize("per_sm", [1, 2])
-def test_chained_partials(tdevice, dtype, per_sm):
-    """dgamma / dbeta summed along slot chains (``CLN_BWD_SLOTS_PER_SM``), at a grid of several
-    links per slot: against float64 autograd of the eager formula, and bitwise the same on a
-    second call (the order of the additions is fixed by the slot count)."""
-    from backends.triton import kernels as K
-    from bench.tune import knobs
-    from common.testing import assert_close, tolerance
-
-    cuda = tdevice.type == "cuda"
-    shape = (4, 256, 8192) if cuda else (2, 12, 320)
-    B, C, T = shape
-    g, _ = harness.new_generator()
-    x = harness.randn(shape, dtype, tdevice, g, 3.0)
-    gamma = 1 + 0.5 * harness.randn((C,), torch.float32, tdevice, g)
-    beta = harness.randn((C,), torch.float32, tdevice, g)
-    dy = harness.randn(shape, dtype, tdevice, g)
-    small = contextlib.nullcontext() if cuda else schedule("groups2-chunk2")
-    runs = []
-    # On the CPU, rows short enough for several tiles per sequence in both dtypes.
-    rows = {
-        "CLN_BWD_MIN_ROW_BYTES": 8,
-        "CLN_BWD_MIN_ROW_BYTES_16BIT": 8,
-        "CLN_BWD_TILE_16BIT": None,
-    }
-    rows = {} if cuda else rows
-    with small, knobs(K, {"CLN_BWD_SLOTS_PER_SM": per_sm, **rows}):
-        p = K._cln_plan(x, forward=False)
-        ns = K._bwd_slots(x, p)
-        assert 0 < ns and p.nt >= 2 * ns, (ns, p.nt)  # every slot a chain of 2 links or more
-        for _ in range(2):
-            xg, gg, bg = (t.detach().clone().requires_grad_(True) for t in (x, gamma, beta))
-            y = common.cln(xg, gg, bg, backend="triton")
-            runs.append(torch.autograd.grad(y, [xg, gg, bg], dy))
-    x64, g64, b64 = (t.detach().double().requires_grad_(True) for t in (x, gamma, beta))
-    refs = torch.autograd.grad(
-        common.cln(x64, g64, b64, backend="eager"), [x64, g64, b64], dy.double()
-    )
-    tol = tolerance(dtype, C * T, 3.0)
-    for name, got, again, want in zip(["dx", "dgamma", "dbeta"], *runs, refs, strict=True):
-        assert_close(f"chained cln bwd {name} {shape} {dtype}", got, want, 2 * tol)
-        assert torch.equal(got, again), name
 
 
 # The 16-bit backward's smaller tile (CLN_BWD_TILE_16BIT) only where its rows stay at least

@@ -227,15 +227,6 @@ CLN_FUSED_SUMS = True
 #: (bench/results/nvidia-h200-s17c-tune-late-*.log).
 #: The packed 16-bit backward also stops spilling (76-80 B at C = 128-256; ptxas, sm_90).
 CLN_BWD_LATE_PARTIALS = 2
-#: The backward's dgamma / dbeta partials chained into S = this * SMs slot rows (at most one
-#: per tile), instead of a row per tile: the tile of ticket k adds its sums to row k % S after
-#: the tile of ticket k - S has (a flag per slot, acquire / release), so ``colsum`` sums S
-#: rows, not one per tile.  Why: a row per tile is 1/8 of the bytes of an fp32 or bf16 tile of
-#: 16 frames (C = 512: 16 MB written and read back at (16, 512, 4000)), and its column sums
-#: took two launches.  The order of the additions depends on S, so on the GPU's SM count; it
-#: is the same on every call.  0: a row per tile.  Needs the late partials (1 or 2) and one
-#: channel block.
-CLN_BWD_SLOTS_PER_SM = 0
 #: Tickets in runs of this many consecutive tiles of one sequence (1: batch-interleaved).
 #: Neighbouring tiles continue each other's row segments in memory, so runs help DRAM: the
 #: load-store skeleton of (16, 512, 4000) fp32 went 0.72 -> 0.83 of copy bandwidth in pure time
@@ -887,16 +878,6 @@ def _bwd_suffix(
 
 
 @triton.jit
-def _chain_wait(flag_ptr, n):
-    """Wait until the word at ``flag_ptr`` reads ``n`` (acquire: what its writer stored before
-    releasing it is visible after).  The scalar atomic is one thread's, broadcast to all, so
-    the loop is uniform."""
-    f = tl.atomic_add(flag_ptr, 0, sem="acquire")
-    while f != n:
-        f = tl.atomic_add(flag_ptr, 0, sem="acquire")
-
-
-@triton.jit
 def _bwd_late_partials(
     xt,
     dyt,
@@ -907,56 +888,28 @@ def _bwd_late_partials(
     prow,
     offs_c,
     cmask,
-    flag_ptr,
-    link,
     HAS_DG: tl.constexpr,
     HAS_DB: tl.constexpr,
     PAIRS: tl.constexpr,
     ASM: tl.constexpr,
-    CHAIN: tl.constexpr = False,
 ):
     """A tile's dgamma / dbeta partials (one channel block, channels ``offs_c``) after its
     publication (``CLN_BWD_LATE_PARTIALS``) from x and dy as the kernel holds them: packed
-    words (``PAIRS``, unpacked afresh here) or float32 tiles.
-
-    ``CHAIN`` (``CLN_BWD_SLOTS_PER_SM``): row ``prow`` is a slot that the tiles of tickets
-    s, s + S, s + 2S, ... add to in that order; this tile is link ``link`` of its chain.  It
-    waits for the slot's word to read ``link`` (the links before it stored), adds its sums to
-    the row (link 0: none to add), stores it, and releases ``link + 1``: a fixed order of the
-    additions, without atomics on the values."""
-    if CHAIN:
-        _chain_wait(flag_ptr, link)
-        more = cmask & ((offs_c * 0 + link) > 0)  # a vector (the interpreter)
+    words (``PAIRS``, unpacked afresh here) or float32 tiles."""
     if PAIRS != 0:
         if HAS_DB:
-            db = tl.sum(_unpack_tile(dyt, PAIRS, ASM), axis=1)
+            tl.store(
+                dbp_ptr + prow + offs_c, tl.sum(_unpack_tile(dyt, PAIRS, ASM), axis=1), mask=cmask
+            )
         if HAS_DG:
             u = _unpack_tile(dyt, PAIRS, ASM) * (_unpack_tile(xt, PAIRS, ASM) - mu[None, :])
-            dg = tl.sum(u * r[None, :], axis=1)
+            tl.store(dgp_ptr + prow + offs_c, tl.sum(u * r[None, :], axis=1), mask=cmask)
     else:
         if HAS_DG:
             u = dyt * (xt - mu[None, :])
-            dg = tl.sum(u * r[None, :], axis=1)
+            tl.store(dgp_ptr + prow + offs_c, tl.sum(u * r[None, :], axis=1), mask=cmask)
         if HAS_DB:
-            db = tl.sum(dyt, axis=1)
-    if CHAIN:
-        # .cg: the row was written by another SM, whose data this SM's L1 may hold stale.
-        # evict_last: the S rows (1-4 MB) stay in the L2 between the links of a chain while
-        # the tiles stream past them.
-        if HAS_DG:
-            dg += tl.load(dgp_ptr + prow + offs_c, mask=more, other=0.0, cache_modifier=".cg")
-            tl.store(dgp_ptr + prow + offs_c, dg, mask=cmask, eviction_policy="evict_last")
-        if HAS_DB:
-            db += tl.load(dbp_ptr + prow + offs_c, mask=more, other=0.0, cache_modifier=".cg")
-            tl.store(dbp_ptr + prow + offs_c, db, mask=cmask, eviction_policy="evict_last")
-        # Every thread's stores before the release (CUTLASS's semaphore pattern).
-        tl.debug_barrier()
-        tl.atomic_xchg(flag_ptr, link + 1, sem="release")
-    else:
-        if HAS_DG:
-            tl.store(dgp_ptr + prow + offs_c, dg, mask=cmask)
-        if HAS_DB:
-            tl.store(dbp_ptr + prow + offs_c, db, mask=cmask)
+            tl.store(dbp_ptr + prow + offs_c, tl.sum(dyt, axis=1), mask=cmask)
 
 
 @triton.jit
@@ -977,7 +930,6 @@ def _cln_bwd_kernel(
     NTB,
     NG,
     PW,
-    NS,
     HAS_COUNT: tl.constexpr,
     HAS_GAMMA: tl.constexpr,
     HAS_DG: tl.constexpr,
@@ -995,7 +947,6 @@ def _cln_bwd_kernel(
     FUSE: tl.constexpr,
     LATE: tl.constexpr,
     ABLATE: tl.constexpr,
-    CHAIN: tl.constexpr = False,
     STAGGER: tl.constexpr = False,
     stagger_ns=0,
     stagger_w=0,
@@ -1004,19 +955,10 @@ def _cln_bwd_kernel(
     k, b, i, j = _ticket(scr_ptr, B, NTB, True, RUN)
     if STAGGER:
         _stagger(k, stagger_ns, stagger_w)
+    tile = b * NTB + i
+    prow = tile.to(tl.int64) * PW  # this tile's row of dgamma / dbeta partials
     t_ptr = scr_ptr + SCR_OFF + 3 * (b * NTB)  # a, b, p words by processing index: 3 x NTB
     g_ptr = scr_ptr + SCR_OFF + 3 * (B * NTB) + 3 * (b * NG)  # group words: 3 x NG
-    if CHAIN:
-        # Slot k % NS of NS chained partial rows, link k // NS of its chain (the slots' words
-        # after the group words).  A link waits only on a smaller ticket, as the suffix does.
-        slot = k % NS
-        link = k // NS
-        prow = slot.to(tl.int64) * PW
-        flag_ptr = scr_ptr + SCR_OFF + 3 * (B * NTB) + 3 * (B * NG) + slot
-    else:
-        prow = (b * NTB + i).to(tl.int64) * PW  # this tile's row of dgamma / dbeta partials
-        flag_ptr = scr_ptr
-        link = 0
 
     b64 = b.to(tl.int64)
     x_base = x_ptr + b64 * C * T
@@ -1124,44 +1066,14 @@ def _cln_bwd_kernel(
         tl.atomic_xchg(t_ptr + 2 * NTB + j, _pack_bwd(tp), sem="relaxed")
     if NUM_CB == 1 and LATE == 1 and ABLATE < 2:
         _bwd_late_partials(
-            xt,
-            dyt,
-            mu,
-            r,
-            dgp_ptr,
-            dbp_ptr,
-            prow,
-            offs_c,
-            cmask,
-            flag_ptr,
-            link,
-            HAS_DG,
-            HAS_DB,
-            PAIRS,
-            ASM,
-            CHAIN,
+            xt, dyt, mu, r, dgp_ptr, dbp_ptr, prow, offs_c, cmask, HAS_DG, HAS_DB, PAIRS, ASM
         )
     if ABLATE < 1:
         if j % G == G - 1:
             _bwd_close_group(t_ptr, g_ptr, j, NTB, NG, G, OVERLAP, FUSE)
     if NUM_CB == 1 and LATE == 2 and ABLATE < 2:
         _bwd_late_partials(
-            xt,
-            dyt,
-            mu,
-            r,
-            dgp_ptr,
-            dbp_ptr,
-            prow,
-            offs_c,
-            cmask,
-            flag_ptr,
-            link,
-            HAS_DG,
-            HAS_DB,
-            PAIRS,
-            ASM,
-            CHAIN,
+            xt, dyt, mu, r, dgp_ptr, dbp_ptr, prow, offs_c, cmask, HAS_DG, HAS_DB, PAIRS, ASM
         )
     if ABLATE < 1:
         ea, eb, ep = _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G, CHUNK, OVERLAP, FUSE)
@@ -1195,21 +1107,7 @@ def _cln_bwd_kernel(
             # Channel blocks: the partials from the second read, off the look-back's chain
             # (see ``CLN_BWD_LATE_PARTIALS``).
             _bwd_late_partials(
-                xb,
-                dyb,
-                mu,
-                r,
-                dgp_ptr,
-                dbp_ptr,
-                prow,
-                cc,
-                cmask,
-                flag_ptr,
-                0,
-                HAS_DG,
-                HAS_DB,
-                0,
-                ASM,
+                xb, dyb, mu, r, dgp_ptr, dbp_ptr, prow, cc, cmask, HAS_DG, HAS_DB, 0, ASM
             )
         if HAS_GAMMA:
             gam = tl.load(gamma_ptr + cc, mask=cmask, other=0.0).to(tl.float32)
@@ -1613,17 +1511,6 @@ def cln_forward(
         _note_first_wave(x, p, "fwd", ck)
 
 
-def _bwd_slots(x: Tensor, p: _ClnPlan) -> int:
-    """Chained dgamma / dbeta slot rows of a backward launch (``CLN_BWD_SLOTS_PER_SM``), 0 for
-    a row per tile (the knob off, channel blocks, partials formed before the publication, or
-    the ablations that form none)."""
-    if not CLN_BWD_SLOTS_PER_SM or p.num_cb != 1 or CLN_BWD_LATE_PARTIALS == 0:
-        return 0
-    if _DIAG_ABLATE_BWD >= 2:
-        return 0
-    return min(p.nt, CLN_BWD_SLOTS_PER_SM * _num_sms(x.device.type, x.device.index))
-
-
 def cln_backward(
     dy: Tensor,
     x: Tensor,
@@ -1637,16 +1524,12 @@ def cln_backward(
 ) -> None:
     B, C, T = x.shape
     p = _cln_plan(x, forward=False)
+    scr = torch.zeros(_SCR_OFF + 3 * B * (p.ntb + p.ng), dtype=torch.int64, device=x.device)
+    # Per-tile partials of dgamma and dbeta side by side in one (tiles, PW) buffer, indexed by
+    # tile (not ticket): the fixed-order column sum below is then deterministic, and one
+    # launch sums both.
     pw = C * ((dgamma is not None) + (dbeta is not None))
-    ns = _bwd_slots(x, p) if pw else 0
-    # Ticket counter, the tiles' and the groups' suffix words, the slots' link counts; zeroed =
-    # "not published".
-    scr = torch.zeros(_SCR_OFF + 3 * B * (p.ntb + p.ng) + ns, dtype=torch.int64, device=x.device)
-    # Partials of dgamma and dbeta side by side in one (rows, PW) buffer: a row per tile,
-    # indexed by tile (not ticket), or NS chained slot rows (``CLN_BWD_SLOTS_PER_SM``).  Either
-    # way the fixed-order column sum below is deterministic, and one launch sums both.
-    rows = ns or p.nt
-    parts = torch.empty((rows, pw), dtype=torch.float32, device=x.device) if pw else dx
+    parts = torch.empty((p.nt, pw), dtype=torch.float32, device=x.device) if pw else dx
     dgp = parts if dgamma is not None else dx
     dbp = parts[:, C:] if dgamma is not None and dbeta is not None else parts
     st = _stagger_args(x, p, CLN_BWD_STAGGER_NS, "bwd")
@@ -1667,7 +1550,6 @@ def cln_backward(
         p.ntb,
         p.ng,
         pw,
-        max(ns, 1),
         HAS_COUNT=count is not None,
         HAS_GAMMA=gamma is not None,
         HAS_DG=dgamma is not None,
@@ -1685,7 +1567,6 @@ def cln_backward(
         FUSE=CLN_FUSED_SUMS,
         LATE=CLN_BWD_LATE_PARTIALS,
         ABLATE=_DIAG_ABLATE_BWD,
-        CHAIN=ns > 0,
         STAGGER=st is not None,
         stagger_ns=0 if st is None else st[0],
         stagger_w=0 if st is None else st[1],
