@@ -69,3 +69,35 @@ gpu_final_bench() {
   tar czf "/tmp/$1.tgz" -C "$OUT" . && rm -rf "${OUT:?}"/* && mv "/tmp/$1.tgz" "$OUT/"
   ls -la "$OUT"
 }
+
+# Two rounds of bench.tune's Triton cLN variants at the target shapes, in separate processes,
+# into $OUT/tune-$1-{1,2}.log, then the lines sorted by case. $1: log name, $2: the variants
+# (comma-separated), $3: the modes (fwd, fwd_bwd); the limit per round is T_TUNE (default 200 s).
+gpu_tune_rounds() {
+  local r
+  for r in 1 2; do
+    timeout -s KILL ${T_TUNE:-200} python3 -m bench.tune --backend triton --ops cln \
+      --parts shapes --modes "$3" --variants "$2" > "$OUT/tune-$1-$r.log" 2>&1
+    echo "round $r rc=$?"
+  done
+  head -2 "$OUT/tune-$1-1.log"
+  grep -h "cln" "$OUT"/tune-"$1"-*.log | sort -k3,6 -s
+}
+
+# make test-all, then the cLN benchmark with its peers, in one archive $OUT/$1.tgz (a session's
+# first final call).
+gpu_final_all() {
+  T_TESTS=${T_TESTS:-300} gpu_test_all
+  gpu_bench_cln 150
+  tar czf "/tmp/$1.tgz" -C "$OUT" . && rm -rf "${OUT:?}"/* && mv "/tmp/$1.tgz" "$OUT/"
+}
+
+# The README's main job alone (make bench at the target shapes, every backend and peer, plots)
+# in one archive $OUT/$1.tgz (a session's second final call).
+gpu_main_job() {
+  timeout -s KILL ${T_BENCH:-260} make bench PY=python3 \
+    BENCH_ARGS="--shapes targets --dtype fp32,bf16 --mode fwd,fwd_bwd --plot --cuda-graph all --out $OUT" \
+    > "$OUT/bench.log" 2>&1
+  echo "make bench rc=$?"; grep -E "Copy bandwidth" "$OUT/nvidia-h200.md"; tail -4 "$OUT/bench.log"
+  tar czf "/tmp/$1.tgz" -C "$OUT" . && rm -rf "${OUT:?}"/* && mv "/tmp/$1.tgz" "$OUT/"
+}
