@@ -1,12 +1,15 @@
-"""When each tile of the Triton cLN forward does what (GPU only; a diagnostic, not a benchmark).
+"""When each tile of the Triton cLN forward or backward does what (GPU only; a diagnostic, not
+a benchmark).
 
-    python3 -m bench.timeline_cln [--levels 0,1,3]
+    python3 -m bench.timeline_cln [--levels 0,1,3] [--direction fwd|bwd]
 
 With ``backends.triton.kernels._DIAG_TIMELINE`` set, every program of the forward records its
 SM and five ``%globaltimer`` stamps: start, ticket taken, tile aggregate known (the tile loaded,
-its statistics and scan done), exclusive prefix known, output issued.  Per target shape and
-dtype (and ablation level: 0 the kernel, 1 no prefix wait, 3 the load-store skeleton), one
-launch on an idle GPU is recorded, after a check that the stamps leave the output bitwise
+its statistics and scan done), exclusive prefix known, output issued.  ``_DIAG_TIMELINE_BWD``
+does the same for the backward: start, ticket, the tile's sums known (x and dy loaded, the
+per-frame sums done), suffix known, dx issued.  Per target shape and dtype (and ablation level:
+0 the kernel, 1 no prefix / suffix wait, 2 (backward) also no sums, 3 the load-store skeleton),
+one launch on an idle GPU is recorded, after a check that the stamps leave the outputs bitwise
 unchanged, and summarized:
 
 - span: first start to last output issued, against the time the copy bandwidth (measured in
@@ -46,37 +49,71 @@ def _outputs(x: torch.Tensor) -> list[torch.Tensor]:
     ]
 
 
-def record(x: torch.Tensor, g: torch.Tensor, b: torch.Tensor, level: int) -> np.ndarray:
-    """One recorded forward launch at ablation ``level`` -> (tiles, 8) int64: sm, five stamps,
-    sequence, tile."""
-    p = K._cln_plan(x, forward=True)
+#: Per direction: the ablation knob, the timeline knob, the tensors' bytes per element moved
+#: (read + written), the names of the two middle phases, and the ablation levels' names.
+DIRECTIONS = {
+    "fwd": ("_DIAG_ABLATE", "_DIAG_TIMELINE", 2, ("load+stats", "prefix wait")),
+    "bwd": ("_DIAG_ABLATE_BWD", "_DIAG_TIMELINE_BWD", 3, ("load+sums", "suffix wait")),
+}
+LEVELS = {
+    "fwd": {0: "kernel", 1: "no prefix wait", 3: "load-store"},
+    "bwd": {0: "kernel", 1: "no suffix wait", 2: "no sums", 3: "load-store"},
+}
+
+
+def _launch(
+    direction: str, x: torch.Tensor, g: torch.Tensor, b: torch.Tensor
+) -> tuple[Callable[[], None], list[torch.Tensor]]:
+    """One launch of ``direction`` on ``x`` and the outputs it writes (the backward's inputs
+    come from one forward, dy is drawn afresh)."""
     outs = _outputs(x)
+    if direction == "fwd":
+        return (lambda: K.cln_forward(x, g, b, 1e-5, None, *outs)), outs
+    K.cln_forward(x, g, b, 1e-5, None, *outs)
+    _, mean, rstd, _ = outs
+    dy = torch.randn_like(x)
+    C = x.shape[1]
+    grads = [torch.empty_like(x), torch.empty(C, device=x.device), torch.empty(C, device=x.device)]
+    return (lambda: K.cln_backward(dy, x, g, mean, rstd, None, *grads)), grads
+
+
+def record(
+    x: torch.Tensor, g: torch.Tensor, b: torch.Tensor, level: int, direction: str = "fwd"
+) -> np.ndarray:
+    """One recorded launch of ``direction`` at ablation ``level`` -> (tiles, 8) int64: sm, five
+    stamps, sequence, tile."""
+    ablate, timeline, _, _ = DIRECTIONS[direction]
+    p = K._cln_plan(x, forward=direction == "fwd")
+    call, outs = _launch(direction, x, g, b)
     buf = torch.full((p.nt * 8,), -1, dtype=torch.int64, device="cuda")
-    with knobs(K, {"_DIAG_ABLATE": level}):
-        K.cln_forward(x, g, b, 1e-5, None, *outs)  # compile / warm the plain kernel
+    with knobs(K, {ablate: level}):
+        call()  # compile / warm the plain kernel
         ref = [t.clone() for t in outs]
-        with knobs(K, {"_DIAG_TIMELINE": buf}):
+        with knobs(K, {timeline: buf}):
             for _ in range(2):  # the first compiles; the second is recorded
                 for t in outs:
                     t.fill_(float("nan"))
                 torch.cuda.synchronize()
-                K.cln_forward(x, g, b, 1e-5, None, *outs)
+                call()
                 torch.cuda.synchronize()
     if not all(torch.equal(a, r) for a, r in zip(outs, ref, strict=True)):
-        raise RuntimeError("the stamped forward changed the output")
+        raise RuntimeError(f"the stamped {direction} changed the outputs")
     rec = buf.view(p.nt, 8).cpu().numpy()
     if (rec[:, 1:6] <= 0).any():
         raise RuntimeError("a tile left no record")
     return rec
 
 
-def summarize(rec: np.ndarray, x: torch.Tensor, bw: float, label: str) -> None:
+def summarize(
+    rec: np.ndarray, x: torch.Tensor, bw: float, label: str, direction: str = "fwd"
+) -> None:
     B, C, T = x.shape
-    p = K._cln_plan(x, forward=True)
+    _, _, factor, (load, wait) = DIRECTIONS[direction]
+    p = K._cln_plan(x, forward=direction == "fwd")
     t = (rec[:, 1:6] - rec[:, 1].min()).astype(np.float64) / 1e3  # us
     start, tick, agg, pre, end = t.T
     frames = np.minimum(p.bt, T - rec[:, 7] * p.bt)
-    tbytes = 2.0 * C * frames * x.element_size()
+    tbytes = float(factor) * C * frames * x.element_size()
     span = end.max()
     ideal = tbytes.sum() / bw * 1e6
     print(
@@ -88,8 +125,8 @@ def summarize(rec: np.ndarray, x: torch.Tensor, bw: float, label: str) -> None:
         return f"{np.median(v):5.2f} [{np.percentile(v, 10):5.2f}, {np.percentile(v, 90):5.2f}]"
 
     print(
-        f"    ticket {pct(tick - start)}  load+stats {pct(agg - tick)}  "
-        f"prefix wait {pct(pre - agg)}  output {pct(end - pre)}  life {pct(end - start)}"
+        f"    ticket {pct(tick - start)}  {load} {pct(agg - tick)}  "
+        f"{wait} {pct(pre - agg)}  output {pct(end - pre)}  life {pct(end - start)}"
     )
     # Programs alive on one SM at once (the most seen on any SM).
     most = 0
@@ -114,7 +151,11 @@ def summarize(rec: np.ndarray, x: torch.Tensor, bw: float, label: str) -> None:
     waiting = [int(((agg <= m) & (pre > m)).sum()) for m in mids]
     print("    bytes done per tenth (fraction of copy bw): " + " ".join(f"{v:4.2f}" for v in done))
     print("    tiles alive at each tenth's middle:         " + " ".join(f"{v:4d}" for v in alive))
-    print("    of them waiting for their prefix:           " + " ".join(f"{v:4d}" for v in waiting))
+    print(
+        f"    of them in the {wait}:"
+        + " " * (28 - len(wait))
+        + " ".join(f"{v:4d}" for v in waiting)
+    )
 
 
 def _fwd_step(
@@ -158,6 +199,7 @@ def stagger(spreads: list[int], bw: float) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--levels", default="0,1,3", help="ablation levels (0: the kernel)")
+    ap.add_argument("--direction", default="fwd", choices=sorted(DIRECTIONS))
     ap.add_argument(
         "--stagger",
         default="",
@@ -172,17 +214,20 @@ def main() -> int:
     print(f"copy bandwidth {bw / 1e9:.0f} GB/s", flush=True)
     levels = [int(v) for v in args.levels.split(",")]
     if args.stagger:
+        if args.direction != "fwd":
+            ap.error("--stagger: the forward's only")
         stagger([int(v) for v in args.stagger.split(",")], bw)
         return 0
+    names = LEVELS[args.direction]
     for name_d, dtype in DTYPES.items():
         for shape in SHAPES:
             x = (torch.randn(shape, device="cuda") + 0.5).to(dtype)
             g = torch.rand(shape[1], device="cuda") + 0.5
             b = torch.randn(shape[1], device="cuda")
-            print(f"{shape} {name_d}", flush=True)
+            print(f"{shape} {name_d} {args.direction}", flush=True)
             for lv in levels:
-                label = {0: "kernel", 1: "no prefix wait", 3: "load-store"}.get(lv, f"level {lv}")
-                summarize(record(x, g, b, lv), x, bw, label)
+                label = names.get(lv, f"level {lv}")
+                summarize(record(x, g, b, lv, args.direction), x, bw, label, args.direction)
                 sys.stdout.flush()
     return 0
 

@@ -94,11 +94,18 @@ KERNELS = [("_cln_fwd_kernel", FWD_FLAGS), ("_cln_bwd_kernel", BWD_FLAGS)]
 
 def _direction_knobs(kernel: str) -> dict[str, object]:
     """The constexprs only one direction's kernel takes, at their launch defaults; the
-    forward with its first wave staggered (``CLN_FWD_STAGGER_NS``, on by default) and its
-    diagnostic timeline (``_DIAG_TIMELINE``) compiled in too."""
+    forward with its first wave staggered (``CLN_FWD_STAGGER_NS``, on by default), both with
+    their diagnostic timelines (``_DIAG_TIMELINE``, ``_DIAG_TIMELINE_BWD``) compiled in too."""
     if kernel == "_cln_fwd_kernel":
         return {"ABLATE": 0, "TIMELINE": True, "STAGGER": True}
-    return {"OVERLAP": True, "FUSE": True, "LATE": 2, "ABLATE": 0, "STAGGER": True}
+    return {
+        "OVERLAP": True,
+        "FUSE": True,
+        "LATE": 2,
+        "ABLATE": 0,
+        "TIMELINE": True,
+        "STAGGER": True,
+    }
 
 
 @pytest.mark.parametrize("ints", SIZES, ids=["ones", "target"])

@@ -303,6 +303,9 @@ _DIAG_TIMELINE: Tensor | None = None
 #: words, 2 = also no per-frame sums and no dgamma / dbeta partials, 3 = also no in-tile scan
 #: (x and dy are loaded and dx stored: the backward's memory access pattern alone).
 _DIAG_ABLATE_BWD = 0
+#: The same as ``_DIAG_TIMELINE`` for the cLN backward: per tile its SM and five stamps (start,
+#: ticket taken, the tile's sums known, suffix known, dx issued) and (b, i).
+_DIAG_TIMELINE_BWD: Tensor | None = None
 
 # Offset (in int64 words) of the published words after the ticket counter: its own 128-B line.
 _SCR_OFF = 16
@@ -636,6 +639,21 @@ def _stamp(dep):
 
 
 @triton.jit
+def _stamp_record(tl_ptr, row, s0, s1, s2, s3, b, i, dep):
+    """Diagnostics: the timeline record of one tile at ``row``: its SM, stamps s0, s1, s2, s3 and
+    the output stamp taken here (after ``dep``), its sequence b and tile i (8 int64)."""
+    s4 = _stamp(dep)
+    sm = tl.inline_asm_elementwise(
+        _PTX_SMID, "=r,r", [dep], dtype=tl.int32, is_pure=False, pack=1
+    ).to(tl.int64)
+    lane = tl.arange(0, 8)
+    rec = tl.where(lane == 0, sm, tl.where(lane == 1, s0, tl.where(lane == 2, s1, 0)))
+    rec = tl.where(lane == 3, s2, tl.where(lane == 4, s3, tl.where(lane == 5, s4, rec)))
+    rec = tl.where(lane == 6, b.to(tl.int64), tl.where(lane == 7, i.to(tl.int64), rec))
+    tl.store(tl_ptr + row.to(tl.int64) * 8 + lane, rec)
+
+
+@triton.jit
 def _stagger(k, ns, w):
     """The first wave's programs (ticket k < w) start their loads k * ns apart: all of them
     at once queue one burst of loads (its tiles' loads then take 4-5 us, and nothing is written
@@ -797,15 +815,7 @@ def _cln_fwd_kernel(
         else:
             tl.store(y_base + offs, out.to(y_ptr.dtype.element_ty), mask=mask)
     if TIMELINE:
-        s4 = _stamp(j)
-        sm = tl.inline_asm_elementwise(
-            _PTX_SMID, "=r,r", [j], dtype=tl.int32, is_pure=False, pack=1
-        ).to(tl.int64)
-        lane = tl.arange(0, 8)
-        rec = tl.where(lane == 0, sm, tl.where(lane == 1, s0, tl.where(lane == 2, s1, 0)))
-        rec = tl.where(lane == 3, s2, tl.where(lane == 4, s3, tl.where(lane == 5, s4, rec)))
-        rec = tl.where(lane == 6, b.to(tl.int64), tl.where(lane == 7, i.to(tl.int64), rec))
-        tl.store(tl_ptr + (b * NTB + i).to(tl.int64) * 8 + lane, rec)
+        _stamp_record(tl_ptr, b * NTB + i, s0, s1, s2, s3, b, i, j)
 
 
 # ============================================================================================
@@ -924,6 +934,7 @@ def _cln_bwd_kernel(
     dgp_ptr,
     dbp_ptr,
     scr_ptr,
+    tl_ptr,
     B,
     C,
     T,
@@ -947,14 +958,19 @@ def _cln_bwd_kernel(
     FUSE: tl.constexpr,
     LATE: tl.constexpr,
     ABLATE: tl.constexpr,
+    TIMELINE: tl.constexpr = False,
     STAGGER: tl.constexpr = False,
     stagger_ns=0,
     stagger_w=0,
 ):
+    if TIMELINE:
+        s0 = _stamp(tl.program_id(0))
     # Tickets from the last tile backwards: a tile waits only on later tiles (smaller tickets).
     k, b, i, j = _ticket(scr_ptr, B, NTB, True, RUN)
     if STAGGER:
         _stagger(k, stagger_ns, stagger_w)
+    if TIMELINE:
+        s1 = _stamp(i)
     tile = b * NTB + i
     prow = tile.to(tl.int64) * PW  # this tile's row of dgamma / dbeta partials
     t_ptr = scr_ptr + SCR_OFF + 3 * (b * NTB)  # a, b, p words by processing index: 3 x NTB
@@ -1053,6 +1069,8 @@ def _cln_bwd_kernel(
     a = r * G1 / n_t
     bq = r * r * G2 / n_t
     pv = bq * (mu - K)
+    if TIMELINE:
+        s2 = _stamp(tl.sum(pv, axis=0))  # the tile's sums known
 
     # ---- publish the tile's sums, close a group, get the exclusive suffix ---------------
     if ABLATE >= 1:
@@ -1077,6 +1095,8 @@ def _cln_bwd_kernel(
         )
     if ABLATE < 1:
         ea, eb, ep = _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G, CHUNK, OVERLAP, FUSE)
+    if TIMELINE:
+        s3 = _stamp(ep)  # the suffix known
     if ABLATE >= 3:
         Sa = tl.zeros([BT], tl.float32)
         Sb = r  # keeps x in dx
@@ -1120,6 +1140,8 @@ def _cln_bwd_kernel(
             tl.store(_words(dx_base) + woffs, _pack_tile(dx, PAIRS), mask=wmask)
         else:
             tl.store(dx_base + offs, dx.to(dx_ptr.dtype.element_ty), mask=mask)
+    if TIMELINE:
+        _stamp_record(tl_ptr, b * NTB + i, s0, s1, s2, s3, b, i, j)
 
 
 # ============================================================================================
@@ -1441,6 +1463,17 @@ def _note_first_wave(x: Tensor, p: _ClnPlan, direction: str, ck: object) -> None
     _FIRST_WAVE[key] = _wave_size(x, p, n_regs, shared)
 
 
+def _timeline_buffer(
+    buf: Tensor | None, name: str, x: Tensor, p: _ClnPlan, dummy: Tensor
+) -> Tensor:
+    """The diagnostic timeline buffer of a launch (checked), or ``dummy`` when it is off."""
+    if buf is None:
+        return dummy  # never written (TIMELINE=False)
+    if x.device.type != "cuda" or buf.numel() < 8 * p.nt or buf.dtype != torch.int64:
+        raise ValueError(f"{name}: an int64 CUDA tensor of at least 8 * tiles values")
+    return buf
+
+
 def cln_forward(
     x: Tensor,
     gamma: Tensor | None,
@@ -1460,14 +1493,9 @@ def cln_forward(
         cnt, m0, M0 = state
     else:
         cnt = m0 = M0 = mean  # dummies, never read (HAS_STATE=False)
-    tl_buf = _DIAG_TIMELINE
-    timeline = tl_buf is not None
+    tl_buf = _timeline_buffer(_DIAG_TIMELINE, "_DIAG_TIMELINE", x, p, scr)
+    timeline = tl_buf is not scr
     st = _stagger_args(x, p, CLN_FWD_STAGGER_NS, "fwd")
-    if timeline:
-        if x.device.type != "cuda" or tl_buf.numel() < 8 * p.nt or tl_buf.dtype != torch.int64:
-            raise ValueError("_DIAG_TIMELINE: an int64 CUDA tensor of at least 8 * tiles values")
-    else:
-        tl_buf = scr  # a dummy, never written (TIMELINE=False)
     ck = _cln_fwd_kernel[(p.nt,)](
         x,
         y,
@@ -1533,6 +1561,7 @@ def cln_backward(
     dgp = parts if dgamma is not None else dx
     dbp = parts[:, C:] if dgamma is not None and dbeta is not None else parts
     st = _stagger_args(x, p, CLN_BWD_STAGGER_NS, "bwd")
+    tl_buf = _timeline_buffer(_DIAG_TIMELINE_BWD, "_DIAG_TIMELINE_BWD", x, p, scr)
     ck = _cln_bwd_kernel[(p.nt,)](
         dy,
         x,
@@ -1544,6 +1573,7 @@ def cln_backward(
         dgp,
         dbp,
         scr,
+        tl_buf,
         B,
         C,
         T,
@@ -1567,6 +1597,7 @@ def cln_backward(
         FUSE=CLN_FUSED_SUMS,
         LATE=CLN_BWD_LATE_PARTIALS,
         ABLATE=_DIAG_ABLATE_BWD,
+        TIMELINE=tl_buf is not scr,
         STAGGER=st is not None,
         stagger_ns=0 if st is None else st[0],
         stagger_w=0 if st is None else st[1],
