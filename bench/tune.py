@@ -109,6 +109,8 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "colsum rows8": {"COLSUM_BLOCK_R": 8},
         "colsum rows32": {"COLSUM_BLOCK_R": 32},
         "partials after publish": {"CLN_BWD_LATE_PARTIALS": 1},
+        # Tickets from the atomic counter instead of the program id (before session 23).
+        "atomic tickets": {"CLN_TICKET_ATOMIC": True},
         # fp32 forward tiles of 16384 values over 4 warps, uncapped (ptxas, sm_90: 252 registers,
         # no spills; 2 programs per SM): at C = 512, rows of 128 B (32 frames) with the
         # per-frame reductions still over 4 warps.

@@ -115,7 +115,8 @@ def test_cln_kernels_compile(kernel, flags, ints):
     # The target shape's fp32 tiles: 512 x 32 in both directions (the forward's wide rows,
     # the backward's 128-byte minimum row).
     tile = dict(BLOCK_C=2 if one else 512, BT=2 if one else 32, NUM_CB=1, SCR_OFF=16)
-    prefix = dict(G=128, CHUNK=128, RUN=4, PAIRS=0, ASM=False)
+    # Tickets in runs from the atomic counter here, by program id in the packed test below.
+    prefix = dict(G=128, CHUNK=128, RUN=4, TICKET_ATOMIC=True, PAIRS=0, ASM=False)
     const = {**flags, **tile, **prefix, **_direction_knobs(kernel)}
     _compile(kernel, ints, const, num_warps=4)
 
@@ -128,6 +129,7 @@ def test_cln_kernels_compile_pairs(kernel, flags, dtype, pairs):
     ints = {"B": 2, "C": 128, "T": 64000, "NTB": 1000, "NG": 8}
     tile = dict(BLOCK_C=128, BT=64, NUM_CB=1, SCR_OFF=16)
     const = {**flags, **tile, "G": 128, "CHUNK": 128, "RUN": 1, "PAIRS": pairs, "ASM": True}
+    const["TICKET_ATOMIC"] = False
     const.update(_direction_knobs(kernel))
     _compile(kernel, ints, const, num_warps=2 if kernel == "_cln_fwd_kernel" else 4, dtype=dtype)
 

@@ -34,6 +34,9 @@ SCHEDULES = {
     # the group's closing (the default: after both).
     "early-partials": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_BWD_LATE_PARTIALS": 0},
     "partials-after-publish": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_BWD_LATE_PARTIALS": 1},
+    # Tickets from the atomic counter (the default takes the program id), alone and in runs.
+    "atomic-tickets": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_TICKET_ATOMIC": True},
+    "atomic-runs3": {"CLN_TICKET_RUN": 3, "CLN_TICKET_ATOMIC": True},
     # Runs longer than a sequence: every tile takes the remainder (batch-interleaved) path.
     "runs-remainder": {"CLN_TICKET_RUN": 1 << 20},
     "channel-blocks": {

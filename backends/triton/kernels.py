@@ -232,6 +232,15 @@ CLN_BWD_LATE_PARTIALS = 2
 #: load-store skeleton of (16, 512, 4000) fp32 went 0.72 -> 0.83 of copy bandwidth in pure time
 #: order, but the kernel did not (each tile then waits on the tile just started before it).
 CLN_TICKET_RUN = 1
+#: Tickets from an atomic counter (each program's first act, and its loads wait for it) or, False,
+#: the program id, as CUB's single-pass scan takes its tile ("blocks are launched in increasing
+#: order, so just assign one tile per block": cub/agent/agent_scan.cuh, ConsumeRange): the
+#: look-back's forward progress then rests on the hardware dispatching blocks in that order.
+#: Why: the counter's round trip is 1.1-1.5 us of a forward tile's 9.4-10.7 us life and 1.0-1.3
+#: us of a backward tile's 7.9-9.3 (medians; 1.6-3.4 us at the load-store level), all of it
+#: before the tile's loads are issued (H200, bench/timeline_cln.py,
+#: nvidia-h200-s22b-timeline-cln.log, nvidia-h200-s23c-timeline-cln-bwd.log).
+CLN_TICKET_ATOMIC = False
 #: The first wave of a cLN launch (the W programs resident at once, from the compiled kernel's
 #: registers: ``_note_first_wave``) spread over this many ns: the program with ticket k < W
 #: waits until k * ns / W after its start before it loads its tile.  0: off.  Why: launched
@@ -438,16 +447,20 @@ def _spin_load3(ptr, stride, idx, need, OVERLAP: tl.constexpr):
 
 
 @triton.jit
-def _ticket(scr_ptr, B, NTB, REVERSE: tl.constexpr, RUN: tl.constexpr):
+def _ticket(scr_ptr, B, NTB, REVERSE: tl.constexpr, RUN: tl.constexpr, ATOMIC: tl.constexpr):
     """Take a ticket -> (k, b, i, j): the ticket, sequence, tile, and processing index (i, or
-    NTB-1-i).
+    NTB-1-i).  ``ATOMIC``: the ticket from a counter (``CLN_TICKET_ATOMIC``), else the
+    program id.
 
     Tickets go in runs of RUN consecutive tiles of one sequence, the runs interleaved over the
     batch (RUN = 1: tile j of every sequence, then tile j+1, ...); the tiles past the last full
     run of each sequence come last, batch-interleaved.  Within a sequence the ticket grows with
     j, which is all the deadlock argument needs.
     """
-    k = tl.atomic_add(scr_ptr, 1).to(tl.int32)
+    if ATOMIC:
+        k = tl.atomic_add(scr_ptr, 1).to(tl.int32)
+    else:
+        k = tl.program_id(0)
     if RUN == 1:
         b = k % B
         j = k // B
@@ -696,6 +709,7 @@ def _cln_fwd_kernel(
     G: tl.constexpr,
     CHUNK: tl.constexpr,
     RUN: tl.constexpr,
+    TICKET_ATOMIC: tl.constexpr,
     ABLATE: tl.constexpr,
     PAIRS: tl.constexpr,
     ASM: tl.constexpr,
@@ -706,7 +720,7 @@ def _cln_fwd_kernel(
 ):
     if TIMELINE:
         s0 = _stamp(tl.program_id(0))
-    k, b, i, j = _ticket(scr_ptr, B, NTB, False, RUN)
+    k, b, i, j = _ticket(scr_ptr, B, NTB, False, RUN, TICKET_ATOMIC)
     if STAGGER:
         _stagger(k, stagger_ns, stagger_w)
     if TIMELINE:
@@ -952,6 +966,7 @@ def _cln_bwd_kernel(
     G: tl.constexpr,
     CHUNK: tl.constexpr,
     RUN: tl.constexpr,
+    TICKET_ATOMIC: tl.constexpr,
     PAIRS: tl.constexpr,
     ASM: tl.constexpr,
     OVERLAP: tl.constexpr,
@@ -966,7 +981,7 @@ def _cln_bwd_kernel(
     if TIMELINE:
         s0 = _stamp(tl.program_id(0))
     # Tickets from the last tile backwards: a tile waits only on later tiles (smaller tickets).
-    k, b, i, j = _ticket(scr_ptr, B, NTB, True, RUN)
+    k, b, i, j = _ticket(scr_ptr, B, NTB, True, RUN, TICKET_ATOMIC)
     if STAGGER:
         _stagger(k, stagger_ns, stagger_w)
     if TIMELINE:
@@ -1525,6 +1540,7 @@ def cln_forward(
         G=p.group,
         CHUNK=p.chunk,
         RUN=CLN_TICKET_RUN,
+        TICKET_ATOMIC=CLN_TICKET_ATOMIC,
         ABLATE=_DIAG_ABLATE,
         PAIRS=p.pairs,
         ASM=x.device.type == "cuda",
@@ -1591,6 +1607,7 @@ def cln_backward(
         G=p.group,
         CHUNK=p.chunk,
         RUN=CLN_TICKET_RUN,
+        TICKET_ATOMIC=CLN_TICKET_ATOMIC,
         PAIRS=p.pairs,
         ASM=x.device.type == "cuda",
         OVERLAP=CLN_PREFIX_OVERLAP,
