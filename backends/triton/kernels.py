@@ -239,7 +239,14 @@ CLN_TICKET_RUN = 1
 #: Why: the counter's round trip is 1.1-1.5 us of a forward tile's 9.4-10.7 us life and 1.0-1.3
 #: us of a backward tile's 7.9-9.3 (medians; 1.6-3.4 us at the load-store level), all of it
 #: before the tile's loads are issued (H200, bench/timeline_cln.py,
-#: nvidia-h200-s22b-timeline-cln.log, nvidia-h200-s23c-timeline-cln-bwd.log).
+#: nvidia-h200-s22b-timeline-cln.log, nvidia-h200-s23c-timeline-cln-bwd.log); by program id it
+#: is 0.10-0.19 us.  H200, two rounds in one call, us, counter -> program id: forward fp32
+#: 84.9 / 88.7 -> 78.6 / 78.5 at (16, 512, 4000), 45.4 / 45.7 -> 42.4 / 42.5 at (4, 256, 16000),
+#: 46.0 / 46.1 -> 43.8 / 43.8 at (2, 128, 64000); bf16 55.0 / 55.6 -> 50.0 / 49.8, 32.2 / 32.2 ->
+#: 30.3 / 30.3, 34.1 / 34.2 -> 30.3 / 30.3; fwd+bwd fp32 229.3 / 228.7 -> 210.4 / 209.8,
+#: 123.0 / 122.6 -> 121.7 / 121.1, 123.6 / 123.7 -> 115.8 / 115.8; bf16 169.9 / 168.6 ->
+#: 158.2 / 158.1, 92.8 / 92.5 -> 89.0 / 89.3, 96.0 / 95.9 -> 86.9 / 87.1
+#: (nvidia-h200-s23d-tune-tickets-{1,2}.log).
 CLN_TICKET_ATOMIC = False
 #: The first wave of a cLN launch (the W programs resident at once, from the compiled kernel's
 #: registers: ``_note_first_wave``) spread over this many ns: the program with ticket k < W
