@@ -34,9 +34,11 @@ SCHEDULES = {
     # the group's closing (the default: after both).
     "early-partials": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_BWD_LATE_PARTIALS": 0},
     "partials-after-publish": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_BWD_LATE_PARTIALS": 1},
-    # Tickets from the atomic counter (the default takes the program id), alone and in runs.
+    # Tiles by program id (the default from CLN_PID_MIN_TILES_PER_SM tiles per SM up, which
+    # these grids are not), alone and in runs; the atomic counter everywhere.
+    "pid-tickets": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_PID_MIN_TILES_PER_SM": 0},
+    "pid-runs3": {"CLN_TICKET_RUN": 3, "CLN_PID_MIN_TILES_PER_SM": 0},
     "atomic-tickets": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_TICKET_ATOMIC": True},
-    "atomic-runs3": {"CLN_TICKET_RUN": 3, "CLN_TICKET_ATOMIC": True},
     # Runs longer than a sequence: every tile takes the remainder (batch-interleaved) path.
     "runs-remainder": {"CLN_TICKET_RUN": 1 << 20},
     "channel-blocks": {
@@ -298,3 +300,22 @@ def test_stagger_leaves_the_output_unchanged(tdevice):
     n = min(T, 256)
     ref, tol = harness.cln_oracle_tolerance(x[..., :n], g, b, torch.float32, eps=1e-5)
     assert_close("staggered cln fwd", outs[3000][0][..., :n], ref, tol)
+
+
+def test_ticket_rule(tdevice):
+    """Tiles by program id in grids of at least ``CLN_PID_MIN_TILES_PER_SM`` tiles per SM, from
+    the atomic counter below that (a one-wave grid such as the seed's) or when
+    ``CLN_TICKET_ATOMIC`` asks for it."""
+    from backends.triton import kernels as K
+    from bench.tune import knobs
+
+    x = torch.empty((2, 8, 64), device=tdevice)
+    p = K._cln_plan(x, forward=True)
+    sms = K._num_sms(tdevice.type, tdevice.index)
+    for per_sm, want in ((p.nt // sms + 1, True), (p.nt // sms, False)):
+        with knobs(K, {"CLN_PID_MIN_TILES_PER_SM": per_sm}):
+            assert K._atomic_tickets(x, p) is want
+    with knobs(K, {"CLN_PID_MIN_TILES_PER_SM": 0}):
+        assert K._atomic_tickets(x, p) is False
+        with knobs(K, {"CLN_TICKET_ATOMIC": True}):
+            assert K._atomic_tickets(x, p) is True

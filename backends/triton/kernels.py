@@ -248,6 +248,12 @@ CLN_TICKET_RUN = 1
 #: 158.2 / 158.1, 92.8 / 92.5 -> 89.0 / 89.3, 96.0 / 95.9 -> 86.9 / 87.1
 #: (nvidia-h200-s23d-tune-tickets-{1,2}.log).
 CLN_TICKET_ATOMIC = False
+#: ...but by program id only in grids of at least this many tiles per SM (the atomic counter
+#: below).  At the (80, 64, 301) seed (400 forward tiles, 3 per SM: one wave) the program id
+#: was the slower: forward 11.1 us with the counter, 15.2 us by program id, fwd+bwd 34.6 ->
+#: 39.6 us (H200, bench/results/nvidia-h200-s23-final-cln-peers.md against -s23e-final-; two
+#: runs).  The target shapes have 15-30 tiles per SM; between 3 and 15 it was not measured.
+CLN_PID_MIN_TILES_PER_SM = 8
 #: The first wave of a cLN launch (the W programs resident at once, from the compiled kernel's
 #: registers: ``_note_first_wave``) spread over this many ns: the program with ticket k < W
 #: waits until k * ns / W after its start before it loads its tile.  0: off.  Why: launched
@@ -1485,6 +1491,14 @@ def _note_first_wave(x: Tensor, p: _ClnPlan, direction: str, ck: object) -> None
     _FIRST_WAVE[key] = _wave_size(x, p, n_regs, shared)
 
 
+def _atomic_tickets(x: Tensor, p: _ClnPlan) -> bool:
+    """Whether a cLN launch takes its tiles from the atomic counter (``CLN_TICKET_ATOMIC``,
+    ``CLN_PID_MIN_TILES_PER_SM``) rather than by program id."""
+    return CLN_TICKET_ATOMIC or p.nt < CLN_PID_MIN_TILES_PER_SM * _num_sms(
+        x.device.type, x.device.index
+    )
+
+
 def _timeline_buffer(
     buf: Tensor | None, name: str, x: Tensor, p: _ClnPlan, dummy: Tensor
 ) -> Tensor:
@@ -1547,7 +1561,7 @@ def cln_forward(
         G=p.group,
         CHUNK=p.chunk,
         RUN=CLN_TICKET_RUN,
-        TICKET_ATOMIC=CLN_TICKET_ATOMIC,
+        TICKET_ATOMIC=_atomic_tickets(x, p),
         ABLATE=_DIAG_ABLATE,
         PAIRS=p.pairs,
         ASM=x.device.type == "cuda",
@@ -1614,7 +1628,7 @@ def cln_backward(
         G=p.group,
         CHUNK=p.chunk,
         RUN=CLN_TICKET_RUN,
-        TICKET_ATOMIC=CLN_TICKET_ATOMIC,
+        TICKET_ATOMIC=_atomic_tickets(x, p),
         PAIRS=p.pairs,
         ASM=x.device.type == "cuda",
         OVERLAP=CLN_PREFIX_OVERLAP,
