@@ -39,6 +39,11 @@ gpu_test_all() {
   return $rc
 }
 
+# Everything under $OUT into one archive $OUT/$1.tgz (a call returns at most 8 files).
+gpu_archive() {
+  tar czf "/tmp/$1.tgz" -C "$OUT" . && rm -rf "${OUT:?}"/* && mv "/tmp/$1.tgz" "$OUT/"
+}
+
 # The cLN of both compiled backends with eager and torch.compile in one run (CUDA graphs) at the
 # target and seed shapes, into $OUT (the final calls' benchmark); $1: the time limit in seconds
 # unless T_BENCH is set.
@@ -57,16 +62,22 @@ gpu_copy_long() {
     --quick --parts copy,long > "$OUT/tune-copy-long.log" 2>&1; cat "$OUT/tune-copy-long.log"
 }
 
+# The README's main job, make bench at the target shapes with every backend and peer and the
+# plots, into $OUT; $1: the time limit in seconds unless T_BENCH is set.
+gpu_make_bench() {
+  timeout -s KILL ${T_BENCH:-$1} make bench PY=python3 \
+    BENCH_ARGS="--shapes targets --dtype fp32,bf16 --mode fwd,fwd_bwd --plot --cuda-graph all --out $OUT" \
+    > "$OUT/bench.log" 2>&1
+  echo "make bench rc=$?"; grep -E "ptxas|Copy bandwidth" "$OUT/nvidia-h200.md"; tail -4 "$OUT/bench.log"
+}
+
 # A session's final benchmark: the cLN benchmark with its peers (the README's cLN table), then
 # the README's main job (make bench at the target shapes, every backend and peer, plots), all
 # in one archive $OUT/$1.tgz (a call returns at most 8 files).
 gpu_final_bench() {
   gpu_bench_cln 200
-  timeout -s KILL ${T_BENCH:-300} make bench PY=python3 \
-    BENCH_ARGS="--shapes targets --dtype fp32,bf16 --mode fwd,fwd_bwd --plot --cuda-graph all --out $OUT" \
-    > "$OUT/bench.log" 2>&1
-  echo "make bench rc=$?"; grep -E "ptxas|Copy bandwidth" "$OUT/nvidia-h200.md"; tail -4 "$OUT/bench.log"
-  tar czf "/tmp/$1.tgz" -C "$OUT" . && rm -rf "${OUT:?}"/* && mv "/tmp/$1.tgz" "$OUT/"
+  gpu_make_bench 300
+  gpu_archive "$1"
   ls -la "$OUT"
 }
 
@@ -89,15 +100,12 @@ gpu_tune_rounds() {
 gpu_final_all() {
   T_TESTS=${T_TESTS:-300} gpu_test_all
   gpu_bench_cln 150
-  tar czf "/tmp/$1.tgz" -C "$OUT" . && rm -rf "${OUT:?}"/* && mv "/tmp/$1.tgz" "$OUT/"
+  gpu_archive "$1"
 }
 
 # The README's main job alone (make bench at the target shapes, every backend and peer, plots)
 # in one archive $OUT/$1.tgz (a session's second final call).
 gpu_main_job() {
-  timeout -s KILL ${T_BENCH:-260} make bench PY=python3 \
-    BENCH_ARGS="--shapes targets --dtype fp32,bf16 --mode fwd,fwd_bwd --plot --cuda-graph all --out $OUT" \
-    > "$OUT/bench.log" 2>&1
-  echo "make bench rc=$?"; grep -E "Copy bandwidth" "$OUT/nvidia-h200.md"; tail -4 "$OUT/bench.log"
-  tar czf "/tmp/$1.tgz" -C "$OUT" . && rm -rf "${OUT:?}"/* && mv "/tmp/$1.tgz" "$OUT/"
+  gpu_make_bench 260
+  gpu_archive "$1"
 }

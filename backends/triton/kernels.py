@@ -693,6 +693,33 @@ def _stagger(k, ns, w):
 
 
 @triton.jit
+def _tile_start(
+    scr_ptr,
+    B,
+    NTB,
+    stagger_ns,
+    stagger_w,
+    REVERSE: tl.constexpr,
+    RUN: tl.constexpr,
+    ATOMIC: tl.constexpr,
+    STAGGER: tl.constexpr,
+    TIMELINE: tl.constexpr,
+):
+    """Both cLN kernels' start: the ticket (``_ticket``), the first wave's stagger, and with
+    ``TIMELINE`` the stamps before the ticket and after it -> (k, b, i, j, s0, s1)."""
+    s0 = tl.zeros([], tl.int64)
+    s1 = tl.zeros([], tl.int64)
+    if TIMELINE:
+        s0 = _stamp(tl.program_id(0))
+    k, b, i, j = _ticket(scr_ptr, B, NTB, REVERSE, RUN, ATOMIC)
+    if STAGGER:
+        _stagger(k, stagger_ns, stagger_w)
+    if TIMELINE:
+        s1 = _stamp(i)
+    return k, b, i, j, s0, s1
+
+
+@triton.jit
 def _cln_fwd_kernel(
     x_ptr,
     y_ptr,
@@ -731,13 +758,9 @@ def _cln_fwd_kernel(
     stagger_ns=0,
     stagger_w=0,
 ):
-    if TIMELINE:
-        s0 = _stamp(tl.program_id(0))
-    k, b, i, j = _ticket(scr_ptr, B, NTB, False, RUN, TICKET_ATOMIC)
-    if STAGGER:
-        _stagger(k, stagger_ns, stagger_w)
-    if TIMELINE:
-        s1 = _stamp(i)
+    k, b, i, j, s0, s1 = _tile_start(
+        scr_ptr, B, NTB, stagger_ns, stagger_w, False, RUN, TICKET_ATOMIC, STAGGER, TIMELINE
+    )
     t_ptr = scr_ptr + SCR_OFF + b * NTB  # this sequence's tile aggregate words
     g_ptr = scr_ptr + SCR_OFF + B * NTB + b * NG  # and its group words
 
@@ -991,14 +1014,10 @@ def _cln_bwd_kernel(
     stagger_ns=0,
     stagger_w=0,
 ):
-    if TIMELINE:
-        s0 = _stamp(tl.program_id(0))
     # Tickets from the last tile backwards: a tile waits only on later tiles (smaller tickets).
-    k, b, i, j = _ticket(scr_ptr, B, NTB, True, RUN, TICKET_ATOMIC)
-    if STAGGER:
-        _stagger(k, stagger_ns, stagger_w)
-    if TIMELINE:
-        s1 = _stamp(i)
+    k, b, i, j, s0, s1 = _tile_start(
+        scr_ptr, B, NTB, stagger_ns, stagger_w, True, RUN, TICKET_ATOMIC, STAGGER, TIMELINE
+    )
     tile = b * NTB + i
     prow = tile.to(tl.int64) * PW  # this tile's row of dgamma / dbeta partials
     t_ptr = scr_ptr + SCR_OFF + 3 * (b * NTB)  # a, b, p words by processing index: 3 x NTB
@@ -1481,6 +1500,15 @@ def _stagger_args(x: Tensor, p: _ClnPlan, ns: int, direction: str) -> tuple[int,
     return max(1, ns // w), w
 
 
+def _stagger_kw(st: tuple[int, int] | None) -> dict[str, object]:
+    """The stagger's launch arguments for ``_stagger_args``'s answer ``st``."""
+    return {
+        "STAGGER": st is not None,
+        "stagger_ns": 0 if st is None else st[0],
+        "stagger_w": 0 if st is None else st[1],
+    }
+
+
 def _note_first_wave(x: Tensor, p: _ClnPlan, direction: str, ck: object) -> None:
     """Record W of this launch's plan from the kernel compiled for it (its registers)."""
     key = _wave_key(x, p, direction)
@@ -1530,7 +1558,6 @@ def cln_forward(
     else:
         cnt = m0 = M0 = mean  # dummies, never read (HAS_STATE=False)
     tl_buf = _timeline_buffer(_DIAG_TIMELINE, "_DIAG_TIMELINE", x, p, scr)
-    timeline = tl_buf is not scr
     st = _stagger_args(x, p, CLN_FWD_STAGGER_NS, "fwd")
     ck = _cln_fwd_kernel[(p.nt,)](
         x,
@@ -1565,10 +1592,8 @@ def cln_forward(
         ABLATE=_DIAG_ABLATE,
         PAIRS=p.pairs,
         ASM=x.device.type == "cuda",
-        TIMELINE=timeline,
-        STAGGER=st is not None,
-        stagger_ns=0 if st is None else st[0],
-        stagger_w=0 if st is None else st[1],
+        TIMELINE=tl_buf is not scr,
+        **_stagger_kw(st),
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
     )
@@ -1636,9 +1661,7 @@ def cln_backward(
         LATE=CLN_BWD_LATE_PARTIALS,
         ABLATE=_DIAG_ABLATE_BWD,
         TIMELINE=tl_buf is not scr,
-        STAGGER=st is not None,
-        stagger_ns=0 if st is None else st[0],
-        stagger_w=0 if st is None else st[1],
+        **_stagger_kw(st),
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
     )
