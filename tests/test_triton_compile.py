@@ -93,9 +93,9 @@ KERNELS = [("_cln_fwd_kernel", FWD_FLAGS), ("_cln_bwd_kernel", BWD_FLAGS)]
 
 
 def _direction_knobs(kernel: str) -> dict[str, object]:
-    """The constexprs only one direction's kernel takes, at their launch defaults; the
-    forward with its first wave staggered (``CLN_FWD_STAGGER_NS``, on by default), both with
-    their diagnostic timelines (``_DIAG_TIMELINE``, ``_DIAG_TIMELINE_BWD``) compiled in too."""
+    """The constexprs only one direction's kernel takes, at their launch defaults; both with
+    their first wave staggered (``CLN_FWD_STAGGER_NS``, ``CLN_BWD_STAGGER_NS``, on by default)
+    and their diagnostic timelines (``_DIAG_TIMELINE``, ``_DIAG_TIMELINE_BWD``) compiled in."""
     if kernel == "_cln_fwd_kernel":
         return {"ABLATE": 0, "TIMELINE": True, "STAGGER": True}
     return {

@@ -302,6 +302,44 @@ def test_stagger_leaves_the_output_unchanged(tdevice):
     assert_close("staggered cln fwd", outs[3000][0][..., :n], ref, tol)
 
 
+def test_bwd_stagger_leaves_the_output_unchanged(tdevice):
+    """The staggered backward's dx, dgamma and dbeta are bitwise those of the plain one; on the
+    GPU at a grid of several waves with tiles by program id, where it is on (not with the
+    atomic counter, nor under the interpreter)."""
+    from backends.triton import kernels as K
+    from bench.tune import knobs
+
+    shape = (8, 64, 65536) if tdevice.type == "cuda" else (2, 8, 64)
+    B, C, T = shape
+    x = torch.randn(shape, device=tdevice) + 0.5
+    dy = torch.randn(shape, device=tdevice)
+    g = torch.rand(C, device=tdevice) + 0.5
+    y = torch.empty_like(x)
+    mean = torch.empty((B, T), device=tdevice)
+    rstd = torch.empty((B, T), device=tdevice)
+    m2 = torch.empty((B,), device=tdevice)
+    K.cln_forward(x, g, None, 1e-5, None, y, mean, rstd, m2)
+    outs = {}
+    for ns in (0, 4000):
+        with knobs(K, {"CLN_BWD_STAGGER_NS": ns}):
+            p = K._cln_plan(x, forward=False)
+            dx = torch.full_like(x, float("nan"))
+            dg = torch.full((C,), float("nan"), device=tdevice)
+            db = torch.full((C,), float("nan"), device=tdevice)
+            K.cln_backward(dy, x, g, mean, rstd, None, dx, dg, db)
+            outs[ns] = (dx, dg, db)
+            st = K._stagger_args(x, p, ns, "bwd")
+            if tdevice.type != "cuda" or ns == 0:
+                assert st is None
+            else:
+                assert not K._atomic_tickets(x, p)
+                w = K._FIRST_WAVE[K._wave_key(x, p, "bwd")]
+                assert st == (max(1, ns // w), w) and p.nt >= 2 * w
+    for a, r in zip(outs[4000], outs[0], strict=True):
+        assert torch.equal(a, r)
+    assert not torch.isnan(outs[4000][0]).any()
+
+
 def test_ticket_rule(tdevice):
     """Tiles by program id in grids of at least ``CLN_PID_MIN_TILES_PER_SM`` tiles per SM, from
     the atomic counter below that (a one-wave grid such as the seed's) or when

@@ -264,11 +264,19 @@ CLN_PID_MIN_TILES_PER_SM = 8
 #: fp32 90.1 / 89.9 -> 84.6 / 84.5 at (16, 512, 4000), 49.2 / 49.0 -> 45.4 / 46.0 at
 #: (4, 256, 16000), 48.7 / 48.8 -> 46.6 / 46.6 at (2, 128, 64000); bf16 58.6 / 59.3 -> 54.8 /
 #: 55.6, 34.0 / 34.0 -> 32.2 / 32.4, 34.7 / 34.6 -> 34.4 / 34.4; 1000 and 2000 gained less
-#: (nvidia-h200-s22d-tune-stagger-{1,2}.log).  The backward stays off: 2000 and 4000 ns cost
-#: its (16, 512, 4000) fp32 case 8-10 us (one program of 8 warps per SM) and moved the others
-#: by -1.0 to +3.2 us (same logs).
+#: (nvidia-h200-s22d-tune-stagger-{1,2}.log).  With tiles by program id (above) 2000-5000 ns
+#: stayed within 0.6 us of 3000 at five of the six forward cases, 5000 gaining 1.2 us at
+#: (2, 128, 64000) fp32 (nvidia-h200-s24-tune-fwd-{1,2}.log): kept.
+#: The backward: with the atomic counter, 2000 and 4000 ns cost its (16, 512, 4000) fp32 case
+#: 8-10 us (nvidia-h200-s22d-tune-stagger-*); by program id 4000 ns gained at all six fwd+bwd
+#: cases, us, two rounds each in two calls, 0 -> 4000: fp32 210.0 / 209.8 -> 206.8 / 207.2 at
+#: (16, 512, 4000), 121.5 / 122.0 -> 110.8 / 111.9 at (4, 256, 16000), 115.4 / 115.6 -> 113.7
+#: / 114.0 at (2, 128, 64000); bf16 158.2 -> 155.9-156.2, 88.9 / 89.0 -> 86.4 / 86.7, 87.1 /
+#: 87.2 -> 86.3 / 86.9.  2000 lost 2.7 us at (2, 128, 64000) fp32; 6000 gained 0.3-0.4 us more
+#: at three cases and lost 3.5 us there; 8000 and 12000 lost more
+#: (nvidia-h200-s24-tune-bwd-{1,2}.log, nvidia-h200-s24b-tune-bwd-{1,2}.log).
 CLN_FWD_STAGGER_NS = 3000
-CLN_BWD_STAGGER_NS = 0
+CLN_BWD_STAGGER_NS = 4000
 #: Only grids of at least this many first waves are staggered (a grid of one wave has no
 #: convoy to break, and the spread would delay all of it: the (80, 64, 301) seed's 400 tiles
 #: are one wave on the H200).
@@ -1622,7 +1630,10 @@ def cln_backward(
     parts = torch.empty((p.nt, pw), dtype=torch.float32, device=x.device) if pw else dx
     dgp = parts if dgamma is not None else dx
     dbp = parts[:, C:] if dgamma is not None and dbeta is not None else parts
-    st = _stagger_args(x, p, CLN_BWD_STAGGER_NS, "bwd")
+    atomic = _atomic_tickets(x, p)
+    # Staggered only by program id: with the atomic counter it was measured to lose
+    # (CLN_BWD_STAGGER_NS).
+    st = _stagger_args(x, p, 0 if atomic else CLN_BWD_STAGGER_NS, "bwd")
     tl_buf = _timeline_buffer(_DIAG_TIMELINE_BWD, "_DIAG_TIMELINE_BWD", x, p, scr)
     ck = _cln_bwd_kernel[(p.nt,)](
         dy,
@@ -1653,7 +1664,7 @@ def cln_backward(
         G=p.group,
         CHUNK=p.chunk,
         RUN=CLN_TICKET_RUN,
-        TICKET_ATOMIC=_atomic_tickets(x, p),
+        TICKET_ATOMIC=atomic,
         PAIRS=p.pairs,
         ASM=x.device.type == "cuda",
         OVERLAP=CLN_PREFIX_OVERLAP,
