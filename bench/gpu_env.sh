@@ -39,6 +39,15 @@ gpu_test_all() {
   return $rc
 }
 
+# The Triton cLN tests on the GPU (test_cln, test_triton_paths, test_negative_controls) into
+# $OUT/test-triton.log; the limit is T_TESTS (default 200 s).
+gpu_test_triton_cln() {
+  local par; par=$(gpu_xdist_args)
+  timeout -s KILL ${T_TESTS:-200} python3 -m pytest -q $par --backend triton tests/test_cln.py \
+    tests/test_triton_paths.py tests/test_negative_controls.py > "$OUT/test-triton.log" 2>&1
+  echo "tests rc=$?"; tail -3 "$OUT/test-triton.log"
+}
+
 # Everything under $OUT into one archive $OUT/$1.tgz (a call returns at most 8 files).
 gpu_archive() {
   tar czf "/tmp/$1.tgz" -C "$OUT" . && rm -rf "${OUT:?}"/* && mv "/tmp/$1.tgz" "$OUT/"

@@ -6,10 +6,7 @@
 #   OUT=out SKIP_CUDA_BUILD=1 bash bench/gpu_s23d.sh
 set -uo pipefail
 source bench/gpu_env.sh
-par=$(gpu_xdist_args)
-timeout -s KILL ${T_TESTS:-200} python3 -m pytest -q $par --backend triton tests/test_cln.py \
-  tests/test_triton_paths.py tests/test_negative_controls.py > "$OUT/test-triton.log" 2>&1
-echo "tests rc=$?"; tail -3 "$OUT/test-triton.log"
+gpu_test_triton_cln
 T_TUNE=${T_TUNE:-110} gpu_tune_rounds tickets "default,atomic tickets" fwd,fwd_bwd
 for d in fwd bwd; do
   timeout -s KILL ${T_TL:-60} python3 -m bench.timeline_cln --direction $d --levels 0 \
