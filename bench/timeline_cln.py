@@ -1,7 +1,8 @@
 """When each tile of the Triton cLN forward or backward does what (GPU only; a diagnostic, not
 a benchmark).
 
-    python3 -m bench.timeline_cln [--levels 0,1,3] [--direction fwd|bwd]
+    python3 -m bench.timeline_cln [--levels 0,1,3] [--direction fwd|bwd] [--shapes 80x64x301]
+        [--tickets atomic,pid]
 
 With ``backends.triton.kernels._DIAG_TIMELINE`` set, every program of the forward records its
 SM and five ``%globaltimer`` stamps: start, ticket taken, tile aggregate known (the tile loaded,
@@ -30,11 +31,18 @@ import numpy as np
 import torch
 
 from backends.triton import kernels as K
+from bench.shapes import fmt_shape, parse_shape
 from bench.timing import copy_bandwidth
 from bench.tune import knobs, t_ms
 
 SHAPES = [(16, 512, 4000), (4, 256, 16000), (2, 128, 64000)]
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+#: ``--tickets``: the knobs of each ticket kind (the one-wave seed took 11.1 us forward with
+#: the counter and 15.2 by program id, cause unknown: NOTES 26.4).
+TICKETS: dict[str, dict[str, object]] = {
+    "atomic": {"CLN_TICKET_ATOMIC": True},
+    "pid": {"CLN_TICKET_ATOMIC": False, "CLN_PID_MIN_TILES_PER_SM": 0},
+}
 BINS = 10
 
 
@@ -164,12 +172,12 @@ def _fwd_step(
     return lambda: K.cln_forward(x, g, b, 1e-5, None, *outs)
 
 
-def stagger(spreads: list[int], bw: float) -> None:
+def stagger(spreads: list[int], bw: float, shapes: list[tuple[int, ...]]) -> None:
     """The forward with its first wave of tickets spread over each of ``spreads`` ns: graph-
     timed fraction of the copy bandwidth, output checked bitwise against the default, and the
     timeline of each."""
     for name_d, dtype in DTYPES.items():
-        for shape in SHAPES:
+        for shape in shapes:
             C = shape[1]
             x = (torch.randn(shape, device="cuda") + 0.5).to(dtype)
             g = torch.rand(C, device="cuda") + 0.5
@@ -196,17 +204,37 @@ def stagger(spreads: list[int], bw: float) -> None:
                     summarize(record(x, g, b, 0), x, bw, f"spread {spread} ns")
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--levels", default="0,1,3", help="ablation levels (0: the kernel)")
     ap.add_argument("--direction", default="fwd", choices=sorted(DIRECTIONS))
+    ap.add_argument(
+        "--shapes",
+        default=",".join(fmt_shape(sh) for sh in SHAPES),
+        help="cLN shapes BxCxT, comma-separated (default: the targets)",
+    )
+    ap.add_argument(
+        "--tickets",
+        default="",
+        help="also per ticket kind, comma-separated: atomic (the counter everywhere), pid "
+        "(program ids everywhere, whatever CLN_PID_MIN_TILES_PER_SM says); default: the rule",
+    )
     ap.add_argument(
         "--stagger",
         default="",
         help="instead: time (graph replay) the forward with its first wave of tickets spread "
         "over each of these many ns (CLN_FWD_STAGGER_NS), and record the timeline of each",
     )
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    try:
+        shapes = [parse_shape(v) for v in args.shapes.split(",")]
+    except ValueError as e:
+        ap.error(f"--shapes: {e}")
+    if any(len(sh) != 3 for sh in shapes):
+        ap.error("--shapes: cLN shapes are BxCxT")
+    kinds = [v for v in args.tickets.split(",") if v]
+    if any(v not in TICKETS for v in kinds):
+        ap.error(f"--tickets: one of {', '.join(TICKETS)}")
     if not torch.cuda.is_available():
         print("timeline_cln: needs a CUDA device", file=sys.stderr)
         return 1
@@ -216,19 +244,23 @@ def main() -> int:
     if args.stagger:
         if args.direction != "fwd":
             ap.error("--stagger: the forward's only")
-        stagger([int(v) for v in args.stagger.split(",")], bw)
+        stagger([int(v) for v in args.stagger.split(",")], bw, shapes)
         return 0
     names = LEVELS[args.direction]
     for name_d, dtype in DTYPES.items():
-        for shape in SHAPES:
+        for shape in shapes:
             x = (torch.randn(shape, device="cuda") + 0.5).to(dtype)
             g = torch.rand(shape[1], device="cuda") + 0.5
             b = torch.randn(shape[1], device="cuda")
             print(f"{shape} {name_d} {args.direction}", flush=True)
-            for lv in levels:
-                label = names.get(lv, f"level {lv}")
-                summarize(record(x, g, b, lv, args.direction), x, bw, label, args.direction)
-                sys.stdout.flush()
+            for kind in kinds or [""]:
+                with knobs(K, TICKETS.get(kind, {})):
+                    for lv in levels:
+                        label = names.get(lv, f"level {lv}") + (f", {kind} tickets" if kind else "")
+                        summarize(
+                            record(x, g, b, lv, args.direction), x, bw, label, args.direction
+                        )
+                        sys.stdout.flush()
     return 0
 
 

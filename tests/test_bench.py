@@ -207,6 +207,34 @@ def test_gpu_probes_say_they_need_a_gpu(capsys: pytest.CaptureFixture[str]) -> N
     assert "probe_placement: needs a CUDA device" in err
 
 
+@pytest.mark.parametrize(
+    "argv, msg",
+    [
+        (["--tickets", "ticket"], "--tickets: one of atomic, pid"),
+        (["--shapes", "16x512"], "--shapes: cLN shapes are BxCxT"),
+        (["--shapes", "16x0x4"], "--shapes: bad shape"),
+    ],
+)
+def test_timeline_cln_rejects_bad_arguments(
+    argv: list[str], msg: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Checked before it looks for a GPU, so the message is the same on any machine."""
+    from bench import timeline_cln
+
+    with pytest.raises(SystemExit) as exc:
+        timeline_cln.main(argv)
+    assert exc.value.code == 2
+    assert msg in capsys.readouterr().err
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message shown without a GPU")
+def test_timeline_cln_says_it_needs_a_gpu(capsys: pytest.CaptureFixture[str]) -> None:
+    from bench import timeline_cln
+
+    assert timeline_cln.main(["--shapes", "80x64x301", "--tickets", "atomic,pid"]) == 1
+    assert "timeline_cln: needs a CUDA device" in capsys.readouterr().err
+
+
 # --------------------------------------------------------------------------- end to end
 def test_cli_runs_on_cpu_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "results"
