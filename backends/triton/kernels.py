@@ -714,7 +714,7 @@ def _tile_start(
     TIMELINE: tl.constexpr,
 ):
     """Both cLN kernels' start: the ticket (``_ticket``), the first wave's stagger, and with
-    ``TIMELINE`` the stamps before the ticket and after it -> (k, b, i, j, s0, s1)."""
+    ``TIMELINE`` the stamps before the ticket and after it -> (b, i, j, s0, s1)."""
     s0 = tl.zeros([], tl.int64)
     s1 = tl.zeros([], tl.int64)
     if TIMELINE:
@@ -724,7 +724,7 @@ def _tile_start(
         _stagger(k, stagger_ns, stagger_w)
     if TIMELINE:
         s1 = _stamp(i)
-    return k, b, i, j, s0, s1
+    return b, i, j, s0, s1
 
 
 @triton.jit
@@ -766,7 +766,7 @@ def _cln_fwd_kernel(
     stagger_ns=0,
     stagger_w=0,
 ):
-    k, b, i, j, s0, s1 = _tile_start(
+    b, i, j, s0, s1 = _tile_start(
         scr_ptr, B, NTB, stagger_ns, stagger_w, False, RUN, TICKET_ATOMIC, STAGGER, TIMELINE
     )
     t_ptr = scr_ptr + SCR_OFF + b * NTB  # this sequence's tile aggregate words
@@ -1023,7 +1023,7 @@ def _cln_bwd_kernel(
     stagger_w=0,
 ):
     # Tickets from the last tile backwards: a tile waits only on later tiles (smaller tickets).
-    k, b, i, j, s0, s1 = _tile_start(
+    b, i, j, s0, s1 = _tile_start(
         scr_ptr, B, NTB, stagger_ns, stagger_w, True, RUN, TICKET_ATOMIC, STAGGER, TIMELINE
     )
     tile = b * NTB + i
