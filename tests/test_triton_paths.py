@@ -17,6 +17,7 @@ import contextlib
 
 import pytest
 import torch
+from torch import Tensor
 
 from tests import harness
 
@@ -263,6 +264,18 @@ def test_resident_per_sm(n_regs, warps, shared, want):
     assert K._resident_per_sm(n_regs, warps, shared, 65536, 2048, 233472) == want
 
 
+def _triton_cln_fwd(K, x: Tensor, g: Tensor, b: Tensor | None) -> tuple[Tensor, ...]:
+    """The Triton cLN forward of ``x`` (eps 1e-5, no state) into NaN-poisoned outputs ->
+    (y, mean, rstd, the last frame's M2)."""
+    B, C, T = x.shape
+    y = torch.full_like(x, float("nan"))
+    mean = torch.full((B, T), float("nan"), device=x.device)
+    rstd = torch.full((B, T), float("nan"), device=x.device)
+    m2 = torch.full((B,), float("nan"), device=x.device)
+    K.cln_forward(x, g, b, 1e-5, None, y, mean, rstd, m2)
+    return y, mean, rstd, m2
+
+
 def test_stagger_leaves_the_output_unchanged(tdevice):
     """The staggered forward's outputs are bitwise those of the plain one (the stagger only
     delays loads); on the GPU at a grid of several waves, where it is on, and the first wave is
@@ -274,17 +287,12 @@ def test_stagger_leaves_the_output_unchanged(tdevice):
     x = torch.randn(shape, device=tdevice) + 0.5
     g = torch.rand(shape[1], device=tdevice) + 0.5
     b = torch.randn(shape[1], device=tdevice)
-    B, C, T = shape
+    T = shape[2]
     outs = {}
     for ns in (0, 3000):
         with knobs(K, {"CLN_FWD_STAGGER_NS": ns}):
             p = K._cln_plan(x, forward=True)
-            y = torch.full_like(x, float("nan"))
-            mean = torch.full((B, T), float("nan"), device=tdevice)
-            rstd = torch.full((B, T), float("nan"), device=tdevice)
-            m2 = torch.full((B,), float("nan"), device=tdevice)
-            K.cln_forward(x, g, b, 1e-5, None, y, mean, rstd, m2)
-            outs[ns] = (y, mean, rstd, m2)
+            outs[ns] = _triton_cln_fwd(K, x, g, b)
             st = K._stagger_args(x, p, ns, "fwd")
             if tdevice.type != "cuda" or ns == 0:
                 assert st is None
@@ -314,11 +322,7 @@ def test_bwd_stagger_leaves_the_output_unchanged(tdevice):
     x = torch.randn(shape, device=tdevice) + 0.5
     dy = torch.randn(shape, device=tdevice)
     g = torch.rand(C, device=tdevice) + 0.5
-    y = torch.empty_like(x)
-    mean = torch.empty((B, T), device=tdevice)
-    rstd = torch.empty((B, T), device=tdevice)
-    m2 = torch.empty((B,), device=tdevice)
-    K.cln_forward(x, g, None, 1e-5, None, y, mean, rstd, m2)
+    _, mean, rstd, _ = _triton_cln_fwd(K, x, g, None)
     outs = {}
     for ns in (0, 4000):
         with knobs(K, {"CLN_BWD_STAGGER_NS": ns}):
