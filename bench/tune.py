@@ -56,21 +56,13 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # 16-bit forward: packed tiles of 16384 values (4 warps; 168 registers spill 48 B: 3
         # programs per SM of twice the bytes, half the tickets and prefix waits per byte).
         "fwd16 tile16k": {"CLN_FWD_TILE": 16384},
-        # The first wave of tickets spread over this many ns (forward, backward, both).
-        "stagger fwd 1us": {"CLN_FWD_STAGGER_NS": 1000},
-        "stagger fwd 2us": {"CLN_FWD_STAGGER_NS": 2000},
-        "stagger fwd 3us": {"CLN_FWD_STAGGER_NS": 3000},
-        "stagger fwd 4us": {"CLN_FWD_STAGGER_NS": 4000},
-        "stagger fwd 5us": {"CLN_FWD_STAGGER_NS": 5000},
-        "stagger fwd 6us": {"CLN_FWD_STAGGER_NS": 6000},
+        # The first wave of tickets spread over this many us (forward, backward, both).
+        **{f"stagger fwd {us}us": {"CLN_FWD_STAGGER_NS": us * 1000} for us in range(1, 7)},
         "no bwd stagger": {"CLN_BWD_STAGGER_NS": 0},
-        "stagger bwd 2us": {"CLN_BWD_STAGGER_NS": 2000},
-        "stagger bwd 3us": {"CLN_BWD_STAGGER_NS": 3000},
-        "stagger bwd 4us": {"CLN_BWD_STAGGER_NS": 4000},
-        "stagger bwd 5us": {"CLN_BWD_STAGGER_NS": 5000},
-        "stagger bwd 6us": {"CLN_BWD_STAGGER_NS": 6000},
-        "stagger bwd 8us": {"CLN_BWD_STAGGER_NS": 8000},
-        "stagger bwd 12us": {"CLN_BWD_STAGGER_NS": 12000},
+        **{
+            f"stagger bwd {us}us": {"CLN_BWD_STAGGER_NS": us * 1000}
+            for us in (2, 3, 4, 5, 6, 8, 12)
+        },
         "stagger 2us": {"CLN_FWD_STAGGER_NS": 2000, "CLN_BWD_STAGGER_NS": 2000},
         "no stagger": {"CLN_FWD_STAGGER_NS": 0, "CLN_BWD_STAGGER_NS": 0},
         # The backward's suffix words waited for one load after another (before session 13).
