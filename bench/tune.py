@@ -63,6 +63,8 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
             f"stagger bwd {us}us": {"CLN_BWD_STAGGER_NS": us * 1000}
             for us in (2, 3, 4, 5, 6, 8, 12)
         },
+        # Plain launches instead of the chain by programmatic dependent launch.
+        "no pdl": {"CLN_PDL": False},
         "stagger 2us": {"CLN_FWD_STAGGER_NS": 2000, "CLN_BWD_STAGGER_NS": 2000},
         "no stagger": {"CLN_FWD_STAGGER_NS": 0, "CLN_BWD_STAGGER_NS": 0},
         # The backward's suffix words waited for one load after another (before session 13).
@@ -156,7 +158,11 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
     },
 }
 SEED_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
-    "triton": {"default": {}, "min_tiles1": {"CLN_MIN_TILES_PER_SM": 1}},
+    "triton": {
+        "default": {},
+        "min_tiles1": {"CLN_MIN_TILES_PER_SM": 1},
+        "no pdl": {"CLN_PDL": False},
+    },
     "cuda_ext": {
         "default": {},
         "stream": {"CLN_RESIDENT": -1},

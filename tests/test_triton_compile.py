@@ -94,11 +94,13 @@ KERNELS = [("_cln_fwd_kernel", FWD_FLAGS), ("_cln_bwd_kernel", BWD_FLAGS)]
 
 def _direction_knobs(kernel: str) -> dict[str, object]:
     """The constexprs only one direction's kernel takes, at their launch defaults; both with
-    their first wave staggered (``CLN_FWD_STAGGER_NS``, ``CLN_BWD_STAGGER_NS``, on by default)
-    and their diagnostic timelines (``_DIAG_TIMELINE``, ``_DIAG_TIMELINE_BWD``) compiled in."""
+    their first wave staggered (``CLN_FWD_STAGGER_NS``, ``CLN_BWD_STAGGER_NS``, on by default),
+    their programmatic dependent launch (``CLN_PDL``, on by default on sm_90) and their
+    diagnostic timelines (``_DIAG_TIMELINE``, ``_DIAG_TIMELINE_BWD``) compiled in."""
     if kernel == "_cln_fwd_kernel":
-        return {"ABLATE": 0, "TIMELINE": True, "STAGGER": True}
+        return {"ABLATE": 0, "TIMELINE": True, "STAGGER": True, "GDC": True}
     return {
+        "GDC": True,
         "OVERLAP": True,
         "FUSE": True,
         "LATE": 2,
@@ -132,6 +134,17 @@ def test_cln_kernels_compile_pairs(kernel, flags, dtype, pairs):
     const["TICKET_ATOMIC"] = False
     const.update(_direction_knobs(kernel))
     _compile(kernel, ints, const, num_warps=2 if kernel == "_cln_fwd_kernel" else 4, dtype=dtype)
+
+
+@pytest.mark.parametrize("kernel", ["_zero_kernel", "_colsum_kernel"])
+def test_pdl_helpers_compile(kernel):
+    """The scratch zeroing and the column sums with their ``griddepcontrol`` instructions
+    (``CLN_PDL``), which only the GPU runs."""
+    if kernel == "_zero_kernel":
+        _compile(kernel, {"n": 4016}, {"BLOCK": 1024, "GDC": True}, num_warps=4)
+    else:
+        ints = {"K": 1000, "W": 512, "SPLIT": 256, "seg": 64, "ldo": 512}
+        _compile(kernel, ints, {"BLOCK_R": 64, "BLOCK_W": 128, "GDC": True}, num_warps=4)
 
 
 # sm_90: at most 227 KiB of shared memory per block.

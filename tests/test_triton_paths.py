@@ -344,6 +344,56 @@ def test_bwd_stagger_leaves_the_output_unchanged(tdevice):
     assert not torch.isnan(outs[4000][0]).any()
 
 
+@pytest.mark.parametrize("atomic", [False, True], ids=["pid", "atomic"])
+def test_pdl_leaves_the_output_unchanged(tdevice, atomic):
+    """The launches chained by programmatic dependent launch (``CLN_PDL``: the scratch zeroed
+    by ``_zero_kernel``, the cLN kernels' tiles loaded before they wait for it, the column sums
+    launched behind the backward) give bitwise the outputs of plain launches, eagerly and
+    replayed from a CUDA graph, with either kind of ticket; on the GPU (sm_90 and later), where
+    it is on.  Off under the interpreter.  The backward's 1024 partial rows take both column
+    sum launches."""
+    from backends.triton import kernels as K
+    from bench.tune import knobs
+
+    cuda = tdevice.type == "cuda"
+    shape = (4, 64, 32768) if cuda else (2, 8, 64)
+    B, C, T = shape
+    x = torch.randn(shape, device=tdevice) + 0.5
+    dy = torch.randn(shape, device=tdevice)
+    g = torch.rand(C, device=tdevice) + 0.5
+    b = torch.randn(C, device=tdevice)
+
+    def run() -> tuple[Tensor, ...]:
+        y, mean, rstd, m2 = _triton_cln_fwd(K, x, g, b)
+        dx = torch.full_like(x, float("nan"))
+        dg = torch.full((C,), float("nan"), device=tdevice)
+        db = torch.full((C,), float("nan"), device=tdevice)
+        K.cln_backward(dy, x, g, mean, rstd, None, dx, dg, db)
+        return y, mean, rstd, m2, dx, dg, db
+
+    with knobs(K, {"CLN_PID_MIN_TILES_PER_SM": 10**9 if atomic else 0}):
+        with knobs(K, {"CLN_PDL": False}):
+            assert not K._pdl(x)
+            ref = run()
+        on = cuda and torch.cuda.get_device_capability(tdevice)[0] >= 9
+        assert K._pdl(x) == on
+        assert K._atomic_tickets(x, K._cln_plan(x, forward=True)) == atomic
+        outs = [run()]
+        if cuda:
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                captured = run()
+            for a in captured:
+                a.fill_(float("nan"))
+            graph.replay()
+            torch.cuda.synchronize()
+            outs.append(captured)
+    assert not torch.isnan(ref[4]).any()
+    for got in outs:
+        for a, r in zip(got, ref, strict=True):
+            assert torch.equal(a, r)
+
+
 def test_ticket_rule(tdevice):
     """Tiles by program id in grids of at least ``CLN_PID_MIN_TILES_PER_SM`` tiles per SM, from
     the atomic counter below that (a one-wave grid such as the seed's) or when

@@ -281,6 +281,17 @@ CLN_BWD_STAGGER_NS = 4000
 #: convoy to break, and the spread would delay all of it: the (80, 64, 301) seed's 400 tiles
 #: are one wave on the H200).
 CLN_STAGGER_MIN_WAVES = 2
+#: Programmatic dependent launch (sm_90 and later) around the cLN kernels.  A cLN call is a
+#: chain of small launches around one large one: the scratch words zeroed, the kernel, and in
+#: the backward one or two column-sum launches.  Each boundary costs a launch ramp, and the
+#: kernels' tails leave SMs idle (NOTES 25.2: 6-8 us after the last ticket).  With this on,
+#: the scratch is zeroed by ``_zero_kernel``, which lets the cLN kernel launch at once
+#: (``griddepcontrol.launch_dependents``); the cLN kernel loads and reduces its tile before it
+#: waits for the zeroing (``griddepcontrol.wait``, right before its first scratch word), and
+#: the column sums launch while the backward's last tiles run and wait the same way before
+#: they read the partials.  Every launch in the chain waits for the whole of the one before it
+#: before touching what that one writes, so the results are bitwise those without it.
+CLN_PDL = True
 
 #: ``colsum`` (the fixed-order column sums of the cLN backward's dgamma / dbeta partials): one
 #: launch up to this many rows; above, the rows are split into segments of at least
@@ -701,6 +712,30 @@ def _stagger(k, ns, w):
 
 
 @triton.jit
+def _gdc_wait(GDC: tl.constexpr):
+    """With ``GDC`` (``CLN_PDL``): wait until the launch before this one in the stream has
+    finished and its stores are visible (a no-op when this launch did not overlap it)."""
+    if GDC:
+        tl.extra.cuda.gdc_wait()
+
+
+@triton.jit
+def _gdc_launch_dependents(GDC: tl.constexpr):
+    """With ``GDC``: let the launch queued behind this one start once every program of this
+    one has started (it waits with ``_gdc_wait`` before reading what this one writes)."""
+    if GDC:
+        tl.extra.cuda.gdc_launch_dependents()
+
+
+@triton.jit
+def _zero_kernel(scr_ptr, n, BLOCK: tl.constexpr, GDC: tl.constexpr):
+    """Zero ``n`` int64 words: a cLN launch's scratch (``_scratch``)."""
+    _gdc_launch_dependents(GDC)  # the cLN kernel waits for these stores itself
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(scr_ptr + offs, tl.zeros([BLOCK], tl.int64), mask=offs < n)
+
+
+@triton.jit
 def _tile_start(
     scr_ptr,
     B,
@@ -712,13 +747,20 @@ def _tile_start(
     ATOMIC: tl.constexpr,
     STAGGER: tl.constexpr,
     TIMELINE: tl.constexpr,
+    GDC: tl.constexpr,
 ):
     """Both cLN kernels' start: the ticket (``_ticket``), the first wave's stagger, and with
-    ``TIMELINE`` the stamps before the ticket and after it -> (b, i, j, s0, s1)."""
+    ``TIMELINE`` the stamps before the ticket and after it -> (b, i, j, s0, s1).  With ``GDC``
+    the launch behind may start (the backward's column sums), and an atomic ticket first waits
+    for the scratch's zeroing (with tickets by program id the kernel waits later,
+    ``_gdc_wait`` before its first scratch word)."""
     s0 = tl.zeros([], tl.int64)
     s1 = tl.zeros([], tl.int64)
     if TIMELINE:
         s0 = _stamp(tl.program_id(0))
+    _gdc_launch_dependents(GDC)
+    if ATOMIC:
+        _gdc_wait(GDC)
     k, b, i, j = _ticket(scr_ptr, B, NTB, REVERSE, RUN, ATOMIC)
     if STAGGER:
         _stagger(k, stagger_ns, stagger_w)
@@ -765,9 +807,10 @@ def _cln_fwd_kernel(
     STAGGER: tl.constexpr = False,
     stagger_ns=0,
     stagger_w=0,
+    GDC: tl.constexpr = False,
 ):
     b, i, j, s0, s1 = _tile_start(
-        scr_ptr, B, NTB, stagger_ns, stagger_w, False, RUN, TICKET_ATOMIC, STAGGER, TIMELINE
+        scr_ptr, B, NTB, stagger_ns, stagger_w, False, RUN, TICKET_ATOMIC, STAGGER, TIMELINE, GDC
     )
     t_ptr = scr_ptr + SCR_OFF + b * NTB  # this sequence's tile aggregate words
     g_ptr = scr_ptr + SCR_OFF + B * NTB + b * NG  # and its group words
@@ -825,6 +868,8 @@ def _cln_fwd_kernel(
             fn, fm, fM = _chan(fn, fm, fM, bn, bm, bM)
 
     # ---- in-tile scan, publication, prefix ---------------------------------------------
+    if not TICKET_ATOMIC:
+        _gdc_wait(GDC)  # the tile is loaded and reduced; the scratch must be zeroed by now
     if ABLATE >= 3:
         sn, sm, sM = fn, fm, fM
         an, am, aM = cnt0, m0, M0
@@ -1021,10 +1066,11 @@ def _cln_bwd_kernel(
     STAGGER: tl.constexpr = False,
     stagger_ns=0,
     stagger_w=0,
+    GDC: tl.constexpr = False,
 ):
     # Tickets from the last tile backwards: a tile waits only on later tiles (smaller tickets).
     b, i, j, s0, s1 = _tile_start(
-        scr_ptr, B, NTB, stagger_ns, stagger_w, True, RUN, TICKET_ATOMIC, STAGGER, TIMELINE
+        scr_ptr, B, NTB, stagger_ns, stagger_w, True, RUN, TICKET_ATOMIC, STAGGER, TIMELINE, GDC
     )
     tile = b * NTB + i
     prow = tile.to(tl.int64) * PW  # this tile's row of dgamma / dbeta partials
@@ -1128,6 +1174,8 @@ def _cln_bwd_kernel(
         s2 = _stamp(tl.sum(pv, axis=0))  # the tile's sums known
 
     # ---- publish the tile's sums, close a group, get the exclusive suffix ---------------
+    if not TICKET_ATOMIC:
+        _gdc_wait(GDC)  # as in the forward: the tile is summed, the scratch must be zeroed
     if ABLATE >= 1:
         ea = tl.zeros([], tl.float32)
         eb = tl.zeros([], tl.float32)
@@ -1214,10 +1262,15 @@ def _colsum_kernel(
     ldo,
     BLOCK_R: tl.constexpr,
     BLOCK_W: tl.constexpr,
+    GDC: tl.constexpr = False,
 ):
     """Program (w, s): the sums of rows [s*seg, (s+1)*seg) of columns [w*BLOCK_W, ...) of
     the (K, W) float32 ``in``; columns below SPLIT go to out0[s*ldo + col], the others to
-    out1[s*ldo + col - SPLIT].  The order of the additions depends only on the arguments."""
+    out1[s*ldo + col - SPLIT].  The order of the additions depends only on the arguments.
+    With ``GDC`` (launched behind the kernel that writes ``in``, ``CLN_PDL``) it waits for that
+    kernel before its first load."""
+    _gdc_launch_dependents(GDC)
+    _gdc_wait(GDC)
     cols = tl.program_id(0) * BLOCK_W + tl.arange(0, BLOCK_W)
     cmask = cols < W
     r0 = tl.program_id(1) * seg
@@ -1253,19 +1306,36 @@ def _colsum_launch(
     ldo: int,
     block_w: int,
     nwb: int,
+    pdl: bool,
 ) -> None:
     K, W = src.shape
     # The rows of a segment in as few loads as fit (one at the target shapes' segments of at
     # most 64 rows): each loop round waits for its load before the next is issued.
     block_r = min(max(2, _next_pow2(seg)), COLSUM_BLOCK_R)
     _colsum_kernel[(nwb, S)](
-        src, o0, o1, K, W, split, seg, ldo, BLOCK_R=block_r, BLOCK_W=block_w, num_warps=4
+        src,
+        o0,
+        o1,
+        K,
+        W,
+        split,
+        seg,
+        ldo,
+        BLOCK_R=block_r,
+        BLOCK_W=block_w,
+        GDC=pdl,
+        num_warps=4,
+        **_pdl_kw(pdl),
     )
 
 
-def colsum(parts: Tensor, out0: Tensor, out1: Tensor | None = None) -> None:
+def colsum(
+    parts: Tensor, out0: Tensor, out1: Tensor | None = None, pdl: bool = False
+) -> None:
     """Column sums of the float32 (K, W) ``parts`` in a fixed order (bitwise reproducible):
-    columns [0, len(out0)) into ``out0``, the rest into ``out1``, both 1-D float32."""
+    columns [0, len(out0)) into ``out0``, the rest into ``out1``, both 1-D float32.  ``pdl``:
+    launched as programmatic dependents (``CLN_PDL``) of the kernel that just wrote ``parts``
+    on this stream (which must call ``griddepcontrol.launch_dependents`` or simply exit)."""
     K, W = parts.shape
     split = out0.numel()
     held = split + (0 if out1 is None else out1.numel())
@@ -1276,11 +1346,11 @@ def colsum(parts: Tensor, out0: Tensor, out1: Tensor | None = None) -> None:
     nwb = triton.cdiv(W, block_w)
     S, seg = _colsum_split(K, nwb)
     if S == 1:
-        _colsum_launch(parts, out0, out1, 1, K, split, 0, block_w, nwb)
+        _colsum_launch(parts, out0, out1, 1, K, split, 0, block_w, nwb, pdl)
         return
     mid = torch.empty((S, W), dtype=torch.float32, device=parts.device)
-    _colsum_launch(parts, mid, mid, S, seg, W, W, block_w, nwb)
-    _colsum_launch(mid, out0, out1, 1, S, split, 0, block_w, nwb)
+    _colsum_launch(parts, mid, mid, S, seg, W, W, block_w, nwb, pdl)
+    _colsum_launch(mid, out0, out1, 1, S, split, 0, block_w, nwb, pdl)
 
 
 # ============================================================================================
@@ -1546,6 +1616,33 @@ def _timeline_buffer(
     return buf
 
 
+@functools.lru_cache(maxsize=16)
+def _pdl_capable(index: int) -> bool:
+    """Whether GPU ``index`` has programmatic dependent launch (sm_90 and later)."""
+    return torch.cuda.get_device_capability(index)[0] >= 9
+
+
+def _pdl(x: Tensor) -> bool:
+    """Whether the cLN launches on ``x``'s device chain by programmatic dependent launch
+    (``CLN_PDL``; never in the interpreter)."""
+    return CLN_PDL and x.device.type == "cuda" and _pdl_capable(x.device.index)
+
+
+def _pdl_kw(pdl: bool) -> dict[str, object]:
+    """The launch option of a programmatic dependent launch (only passed when on)."""
+    return {"launch_pdl": True} if pdl else {}
+
+
+def _scratch(n: int, x: Tensor, pdl: bool) -> Tensor:
+    """``n`` zeroed int64 scratch words on ``x``'s device, zeroed by ``_zero_kernel`` where the
+    cLN kernel behind launches as its dependent (``pdl``), else by ``torch.zeros``."""
+    if not pdl:
+        return torch.zeros(n, dtype=torch.int64, device=x.device)
+    scr = torch.empty(n, dtype=torch.int64, device=x.device)
+    _zero_kernel[(triton.cdiv(n, 1024),)](scr, n, BLOCK=1024, GDC=True, num_warps=4)
+    return scr
+
+
 def cln_forward(
     x: Tensor,
     gamma: Tensor | None,
@@ -1560,7 +1657,8 @@ def cln_forward(
     B, C, T = x.shape
     p = _cln_plan(x, forward=True)
     # Ticket counter, then the tiles' and the groups' words; zeroed = "not published".
-    scr = torch.zeros(_SCR_OFF + B * (p.ntb + p.ng), dtype=torch.int64, device=x.device)
+    pdl = _pdl(x)
+    scr = _scratch(_SCR_OFF + B * (p.ntb + p.ng), x, pdl)
     if state is not None:
         cnt, m0, M0 = state
     else:
@@ -1602,8 +1700,10 @@ def cln_forward(
         ASM=x.device.type == "cuda",
         TIMELINE=tl_buf is not scr,
         **_stagger_kw(st),
+        GDC=pdl,
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
+        **_pdl_kw(pdl),
     )
     if st is not None:
         _note_first_wave(x, p, "fwd", ck)
@@ -1622,7 +1722,8 @@ def cln_backward(
 ) -> None:
     B, C, T = x.shape
     p = _cln_plan(x, forward=False)
-    scr = torch.zeros(_SCR_OFF + 3 * B * (p.ntb + p.ng), dtype=torch.int64, device=x.device)
+    pdl = _pdl(x)
+    scr = _scratch(_SCR_OFF + 3 * B * (p.ntb + p.ng), x, pdl)
     # Per-tile partials of dgamma and dbeta side by side in one (tiles, PW) buffer, indexed by
     # tile (not ticket): the fixed-order column sum below is then deterministic, and one
     # launch sums both.
@@ -1673,15 +1774,17 @@ def cln_backward(
         ABLATE=_DIAG_ABLATE_BWD,
         TIMELINE=tl_buf is not scr,
         **_stagger_kw(st),
+        GDC=pdl,
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
+        **_pdl_kw(pdl),
     )
     if st is not None:
         _note_first_wave(x, p, "bwd", ck)
     if dgamma is not None:
-        colsum(parts, dgamma, dbeta)
+        colsum(parts, dgamma, dbeta, pdl=pdl)
     elif dbeta is not None:
-        colsum(parts, dbeta)
+        colsum(parts, dbeta, pdl=pdl)
 
 
 # ============================================================================================
