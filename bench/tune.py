@@ -162,6 +162,8 @@ SEED_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "default": {},
         "min_tiles1": {"CLN_MIN_TILES_PER_SM": 1},
         "no pdl": {"CLN_PDL": False},
+        # Tiles by program id at the seed's one wave too (CLN_PID_MIN_TILES_PER_SM's rule).
+        "pid": {"CLN_PID_MIN_TILES_PER_SM": 0},
     },
     "cuda_ext": {
         "default": {},
