@@ -291,6 +291,12 @@ CLN_STAGGER_MIN_WAVES = 2
 #: the column sums launch while the backward's last tiles run and wait the same way before
 #: they read the partials.  Every launch in the chain waits for the whole of the one before it
 #: before touching what that one writes, so the results are bitwise those without it.
+#: H200, bench.tune, two rounds in one call, us, plain -> PDL: fwd+bwd fp32 206.8 / 206.5 ->
+#: 205.4 / 205.2 at (16, 512, 4000), 112.6 / 112.7 -> 109.9 / 109.7 at (4, 256, 16000),
+#: 115.4 / 115.6 -> 114.1 / 114.0 at (2, 128, 64000); bf16 156.1 / 156.5 -> 154.5 / 155.0,
+#: 86.7 / 86.7 -> 86.6 / 86.3, 87.0 / 87.5 -> 85.4 / 85.6; the forward 78.5 -> 77.5 at
+#: (16, 512, 4000) fp32, within 0.2 us elsewhere; the (80, 64, 301) seed's forward 10.2 ->
+#: 9.4 (nvidia-h200-s25-tune-{pdl25-1,pdl25-2,seed}.log).
 CLN_PDL = True
 
 #: ``colsum`` (the fixed-order column sums of the cLN backward's dgamma / dbeta partials): one
