@@ -1622,10 +1622,28 @@ def _timeline_buffer(
     return buf
 
 
+@functools.lru_cache(maxsize=1)
+def _triton_has_pdl() -> bool:
+    """Whether this Triton has the ``launch_pdl`` launch option and the ``griddepcontrol``
+    builtins: 3.6 on the H200 machine has both, older releases (the package allows 3.0) may
+    not, and their launches then stay plain."""
+    try:
+        from triton.backends.nvidia.compiler import CUDAOptions
+
+        fields = getattr(CUDAOptions, "__dataclass_fields__", {})
+        cuda = tl.extra.cuda
+        return "launch_pdl" in fields and all(
+            hasattr(cuda, f) for f in ("gdc_wait", "gdc_launch_dependents")
+        )
+    except (ImportError, AttributeError):
+        return False
+
+
 @functools.lru_cache(maxsize=16)
 def _pdl_capable(index: int) -> bool:
-    """Whether GPU ``index`` has programmatic dependent launch (sm_90 and later)."""
-    return torch.cuda.get_device_capability(index)[0] >= 9
+    """Whether GPU ``index`` has programmatic dependent launch (sm_90 and later) and this
+    Triton can launch it."""
+    return torch.cuda.get_device_capability(index)[0] >= 9 and _triton_has_pdl()
 
 
 def _pdl(x: Tensor) -> bool:
