@@ -198,13 +198,14 @@ def test_ptxas_env_restores_the_previous_value(monkeypatch: pytest.MonkeyPatch) 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message shown without a GPU")
 def test_gpu_probes_say_they_need_a_gpu(capsys: pytest.CaptureFixture[str]) -> None:
-    from bench import probe_order, probe_placement
+    from bench import probe_order, probe_placement, probe_seed_pid
 
     assert probe_order.main(["--sequence", "2x128x64000"]) == 2
     assert probe_placement.main([]) == 2
+    assert probe_seed_pid.main([]) == 2
     err = capsys.readouterr().err
-    assert "probe_order: needs a CUDA device" in err
-    assert "probe_placement: needs a CUDA device" in err
+    for tool in ("probe_order", "probe_placement", "probe_seed_pid"):
+        assert f"{tool}: needs a CUDA device" in err
 
 
 @pytest.mark.parametrize(
