@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Session 25: the seed's slowdown by program id against the launch before it
-# (bench/probe_seed_pid.py: back-to-back, after a sleep kernel, after a copy), twice.
+# (bench/probe_seed_pid.py: back-to-back, after a sleep kernel, after a copy), twice; the
+# second call (s25f) with the program id staggered too.
 #   OUT=out SKIP_CUDA_BUILD=1 bash bench/gpu_s25e.sh
 set -uo pipefail
 source bench/gpu_env.sh

@@ -5,8 +5,9 @@ launch before it (GPU only; NOTES 26.4, 28.2).
 
 At the (80, 64, 301) seed, tiles by program id took 14.1 us per forward in back-to-back
 CUDA-graph replay against 9.4 us from the atomic counter, yet a single launch on an idle GPU was
-not slower by program id (per-tile timelines).  Here each ticket kind (with and without
-``CLN_PDL``) is timed three ways, CUDA-graph replay, one L2-warm input:
+not slower by program id (per-tile timelines).  Here each of ``CONFIGS`` (the ticket kinds
+with and without ``CLN_PDL``, and the program id with the one wave staggered) is timed three
+ways, CUDA-graph replay, one L2-warm input:
 - ``back-to-back``: the forward alone, each launch right behind the previous forward;
 - ``after sleep``: a ``torch.cuda._sleep`` kernel of about ``--spacer-us`` before each forward
   (the forward then follows a one-block kernel, not another forward's tail), minus the sleep
@@ -27,7 +28,26 @@ from bench.shapes import parse_shape
 from bench.timing import current_cuda_device, side_stream, time_steps
 from bench.tune import knobs
 
-TICKETS = {"atomic": 10**9, "pid": 0}  # CLN_PID_MIN_TILES_PER_SM
+ATOMIC = {"CLN_PID_MIN_TILES_PER_SM": 10**9}
+PID = {"CLN_PID_MIN_TILES_PER_SM": 0}
+#: The configurations timed: each ticket kind with and without PDL, and tiles by program id
+#: with the one wave staggered (``CLN_STAGGER_MIN_WAVES`` 0: normally off below two waves), to
+#: see whether the counter's serialization (about 1.25 us for the seed's 400 programs, which
+#: orders their loads by ticket) is what the program id lacks.
+CONFIGS: dict[str, dict[str, object]] = {
+    "atomic": ATOMIC,
+    "pid": PID,
+    "atomic no pdl": {**ATOMIC, "CLN_PDL": False},
+    "pid no pdl": {**PID, "CLN_PDL": False},
+    **{
+        f"pid stagger {ns / 1000:g}us": {
+            **PID,
+            "CLN_STAGGER_MIN_WAVES": 0,
+            "CLN_FWD_STAGGER_NS": ns,
+        }
+        for ns in (500, 1000, 2000, 3000)
+    },
+}
 
 
 def _us(step: Callable[[], object], dev: torch.device, budget: float) -> float:
@@ -70,28 +90,27 @@ def main(argv: list[str] | None = None) -> int:
 
     outs = {}
     with side_stream(dev):
-        for kind, per_sm in TICKETS.items():
-            with knobs(K, {"CLN_PID_MIN_TILES_PER_SM": per_sm}):
+        for name, kw in CONFIGS.items():
+            with knobs(K, kw):
                 y.fill_(float("nan"))
                 fwd()
-                outs[kind] = y.clone()
-        if not torch.equal(outs["atomic"], outs["pid"]):
-            print("probe_seed_pid: the two ticket kinds' outputs differ")
+                outs[name] = y.clone()
+        differ = [n for n, o in outs.items() if not torch.equal(o, outs["atomic"])]
+        if differ:
+            print(f"probe_seed_pid: outputs differ from the atomic ticket's: {', '.join(differ)}")
             return 1
         t_sleep = _us(sleep, dev, args.budget)
         t_copy = _us(copy, dev, args.budget)
         print(f"{args.shape} fp32 forward, us; sleep alone {t_sleep:.1f}, copy alone {t_copy:.1f}")
-        for pdl in (True, False):
-            for kind, per_sm in TICKETS.items():
-                with knobs(K, {"CLN_PID_MIN_TILES_PER_SM": per_sm, "CLN_PDL": pdl}):
-                    a = _us(fwd, dev, args.budget)
-                    s = _us(lambda: (sleep(), fwd()), dev, args.budget) - t_sleep
-                    c = _us(lambda: (copy(), fwd()), dev, args.budget) - t_copy
-                print(
-                    f"  {kind:6s} pdl={'on ' if pdl else 'off'}  back-to-back {a:6.1f}"
-                    f"  after sleep {s:6.1f}  after copy {c:6.1f}",
-                    flush=True,
-                )
+        for name, kw in CONFIGS.items():
+            with knobs(K, kw):
+                a = _us(fwd, dev, args.budget)
+                s = _us(lambda: (sleep(), fwd()), dev, args.budget) - t_sleep
+                c = _us(lambda: (copy(), fwd()), dev, args.budget) - t_copy
+            print(
+                f"  {name:18s} back-to-back {a:6.1f}  after sleep {s:6.1f}  after copy {c:6.1f}",
+                flush=True,
+            )
     return 0
 
 
