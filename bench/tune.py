@@ -81,6 +81,11 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "bwd16 tile8192": {"CLN_BWD_TILE_16BIT": None},
         "bwd16 tile4096 rows32": {"CLN_BWD_TILE_16BIT_MIN_ROW_BYTES": 32},
         "bwd ept32": {"CLN_BWD_EPT": 32},
+        # The fp32 backward's 64 values per thread capped (ptxas 13.0, sm_90, 256 x 32 over 4
+        # warps: 253 registers uncapped, 2 programs per SM; 168 spills 472 B, 3 programs; 128
+        # spills 680 B, 4 programs).
+        "bwd nreg168": {"CLN_BWD_MAXNREG": 168},
+        "bwd nreg128": {"CLN_BWD_MAXNREG": 128},
         # The backward's tile rows at least 128 B (fp32: C = 512 -> 32 frames, 8 warps, one
         # program per SM) or, 16-bit, 32 B (C = 512 -> 16 frames, 4 warps, 3 programs per SM
         # instead of one of 8 warps) / 128 B (C = 256 -> 64 frames, 8 warps).
