@@ -141,6 +141,11 @@ CLN_EPT_UNALIGNED = 16
 #: otherwise takes ~145 registers for the forward tile above (3 CTAs/SM instead of 4) although
 #: 128 fit with 2 B spilled.
 CLN_FWD_MAXNREG: int | None = 128
+#: The fp32 backward uncapped (253 registers for 256 x 32 over 4 warps: 2 programs per SM).
+#: Capped at 168 (3 programs, 472 B spilled) / 128 (4, 680 B), fwd+bwd, H200, two rounds:
+#: 203.3 -> 253.6-254.0 / 361.9-362.0 us at (16, 512, 4000), 109.6-109.9 -> 141.5-141.6 /
+#: 183.6 at (4, 256, 16000), 113.0-113.4 -> 139.1-139.4 / 171.4-171.6 at (2, 128, 64000)
+#: (bench/results/nvidia-h200-s25g-tune-bwd25g-{1,2}.log).
 CLN_BWD_MAXNREG: int | None = None
 #: The backward's x and dy as packed words (see ``CLN_FWD_PAIRS``): 184 registers without
 #: spills (2 programs of 4 warps per SM, as the float32 tiles' 254), or 168 with 80 B spilled
