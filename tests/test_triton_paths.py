@@ -276,6 +276,19 @@ def _triton_cln_fwd(K, x: Tensor, g: Tensor, b: Tensor | None) -> tuple[Tensor, 
     return y, mean, rstd, m2
 
 
+def _triton_cln_bwd(
+    K, dy: Tensor, x: Tensor, g: Tensor, mean: Tensor, rstd: Tensor
+) -> tuple[Tensor, ...]:
+    """The Triton cLN backward (no state count) into NaN-poisoned outputs -> (dx, dgamma,
+    dbeta)."""
+    C = x.shape[1]
+    dx = torch.full_like(x, float("nan"))
+    dg = torch.full((C,), float("nan"), device=x.device)
+    db = torch.full((C,), float("nan"), device=x.device)
+    K.cln_backward(dy, x, g, mean, rstd, None, dx, dg, db)
+    return dx, dg, db
+
+
 def test_stagger_leaves_the_output_unchanged(tdevice):
     """The staggered forward's outputs are bitwise those of the plain one (the stagger only
     delays loads); on the GPU at a grid of several waves, where it is on, and the first wave is
@@ -318,7 +331,7 @@ def test_bwd_stagger_leaves_the_output_unchanged(tdevice):
     from bench.tune import knobs
 
     shape = (8, 64, 65536) if tdevice.type == "cuda" else (2, 8, 64)
-    B, C, T = shape
+    C = shape[1]
     x = torch.randn(shape, device=tdevice) + 0.5
     dy = torch.randn(shape, device=tdevice)
     g = torch.rand(C, device=tdevice) + 0.5
@@ -327,11 +340,7 @@ def test_bwd_stagger_leaves_the_output_unchanged(tdevice):
     for ns in (0, 4000):
         with knobs(K, {"CLN_BWD_STAGGER_NS": ns}):
             p = K._cln_plan(x, forward=False)
-            dx = torch.full_like(x, float("nan"))
-            dg = torch.full((C,), float("nan"), device=tdevice)
-            db = torch.full((C,), float("nan"), device=tdevice)
-            K.cln_backward(dy, x, g, mean, rstd, None, dx, dg, db)
-            outs[ns] = (dx, dg, db)
+            outs[ns] = _triton_cln_bwd(K, dy, x, g, mean, rstd)
             st = K._stagger_args(x, p, ns, "bwd")
             if tdevice.type != "cuda" or ns == 0:
                 assert st is None
@@ -357,7 +366,7 @@ def test_pdl_leaves_the_output_unchanged(tdevice, atomic):
 
     cuda = tdevice.type == "cuda"
     shape = (4, 64, 32768) if cuda else (2, 8, 64)
-    B, C, T = shape
+    C = shape[1]
     x = torch.randn(shape, device=tdevice) + 0.5
     dy = torch.randn(shape, device=tdevice)
     g = torch.rand(C, device=tdevice) + 0.5
@@ -365,11 +374,7 @@ def test_pdl_leaves_the_output_unchanged(tdevice, atomic):
 
     def run() -> tuple[Tensor, ...]:
         y, mean, rstd, m2 = _triton_cln_fwd(K, x, g, b)
-        dx = torch.full_like(x, float("nan"))
-        dg = torch.full((C,), float("nan"), device=tdevice)
-        db = torch.full((C,), float("nan"), device=tdevice)
-        K.cln_backward(dy, x, g, mean, rstd, None, dx, dg, db)
-        return y, mean, rstd, m2, dx, dg, db
+        return y, mean, rstd, m2, *_triton_cln_bwd(K, dy, x, g, mean, rstd)
 
     with knobs(K, {"CLN_PID_MIN_TILES_PER_SM": 10**9 if atomic else 0}):
         with knobs(K, {"CLN_PDL": False}):
