@@ -141,7 +141,7 @@ def test_pdl_helpers_compile(kernel):
     """The scratch zeroing and the column sums with their ``griddepcontrol`` instructions
     (``CLN_PDL``), which only the GPU runs."""
     if kernel == "_zero_kernel":
-        _compile(kernel, {"n": 4016}, {"BLOCK": 1024, "GDC": True}, num_warps=4)
+        _compile(kernel, {"n": 4016}, {"BLOCK": 1024}, num_warps=4)
     else:
         ints = {"K": 1000, "W": 512, "SPLIT": 256, "seg": 64, "ldo": 512}
         _compile(kernel, ints, {"BLOCK_R": 64, "BLOCK_W": 128, "GDC": True}, num_warps=4)

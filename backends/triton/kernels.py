@@ -739,9 +739,10 @@ def _gdc_launch_dependents(GDC: tl.constexpr):
 
 
 @triton.jit
-def _zero_kernel(scr_ptr, n, BLOCK: tl.constexpr, GDC: tl.constexpr):
-    """Zero ``n`` int64 words: a cLN launch's scratch (``_scratch``)."""
-    _gdc_launch_dependents(GDC)  # the cLN kernel waits for these stores itself
+def _zero_kernel(scr_ptr, n, BLOCK: tl.constexpr):
+    """Zero ``n`` int64 words: a cLN launch's scratch, launched only where the cLN kernel
+    behind it is its programmatic dependent (``_scratch``)."""
+    tl.extra.cuda.gdc_launch_dependents()  # the cLN kernel waits for these stores itself
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(scr_ptr + offs, tl.zeros([BLOCK], tl.int64), mask=offs < n)
 
@@ -1668,7 +1669,7 @@ def _scratch(n: int, x: Tensor, pdl: bool) -> Tensor:
     if not pdl:
         return torch.zeros(n, dtype=torch.int64, device=x.device)
     scr = torch.empty(n, dtype=torch.int64, device=x.device)
-    _zero_kernel[(triton.cdiv(n, 1024),)](scr, n, BLOCK=1024, GDC=True, num_warps=4)
+    _zero_kernel[(triton.cdiv(n, 1024),)](scr, n, BLOCK=1024, num_warps=4)
     return scr
 
 
