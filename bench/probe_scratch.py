@@ -9,8 +9,10 @@ of 16 calls over 4 input copies, the benchmark's rotation, median of the samples
 
 - ``copy``: ``y.copy_(x)``, and ``zeros+copy``: the same after a fill of the forward's
   workspace size (the price of the extra node in front of a streaming kernel);
-- ``fwd`` / ``bwd``: ``kernels.cln_forward`` / ``cln_backward`` as they are;
-- ``fwd arena`` / ``bwd arena``: the same kernels with every call's workspace taken from one
+- ``fwd`` / ``bwd``: ``kernels.cln_forward`` / ``cln_backward`` as they are (with ``CLN_PDL``
+  on: ``_zero_kernel``, then the cLN kernel as its programmatic dependent);
+- ``fwd plain`` / ``bwd plain``: ``CLN_PDL`` off (``torch.zeros``, then a plain launch);
+- ``fwd arena`` / ``bwd arena``: plain launches with every call's workspace taken from one
   arena zeroed *outside* the timed region (what a workspace that needs no zeroing per call,
   e.g. one the kernel leaves zeroed, would time).
 
@@ -138,6 +140,10 @@ def case(shape: tuple[int, int, int], name_d: str, dtype: torch.dtype, bw: float
     ref = [t.clone() for t in (ys[0], mean[0], rstd[0])]
     arena = _Arena(max(nf, nb), ROUNDS * COPIES)
     real = K.torch
+    pdl = K.CLN_PDL
+    K.CLN_PDL = False  # the arena replaces torch.zeros, which only plain launches call
+    line("fwd plain", graph_us([fwd(k) for k in range(COPIES)]), 2)
+    line("bwd plain", graph_us([bwd(k) for k in range(COPIES)]), 3)
     K.torch = arena  # type: ignore[assignment]
     try:
 
@@ -148,13 +154,16 @@ def case(shape: tuple[int, int, int], name_d: str, dtype: torch.dtype, bw: float
         line("fwd arena", graph_us([fwd(k) for k in range(COPIES)], zero), 2)
         same = all(torch.equal(a, b) for a, b in zip(ref, (ys[0], mean[0], rstd[0]), strict=True))
         K.torch = real  # type: ignore[assignment]
+        K.CLN_PDL = pdl
         line("bwd", graph_us([bwd(k) for k in range(COPIES)]), 3)
         rb = [t.clone() for t in (dxs[0], dg, db)]
+        K.CLN_PDL = False
         K.torch = arena  # type: ignore[assignment]
         line("bwd arena", graph_us([bwd(k) for k in range(COPIES)], zero), 3)
         same_b = all(torch.equal(a, b) for a, b in zip(rb, (dxs[0], dg, db), strict=True))
     finally:
         K.torch = real  # type: ignore[assignment]
+        K.CLN_PDL = pdl
     print(
         f"{str(shape):16s} {name_d} arena outputs bitwise equal: fwd {same} bwd {same_b}",
         flush=True,

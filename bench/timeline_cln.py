@@ -256,9 +256,7 @@ def main(argv: list[str] | None = None) -> int:
                 with knobs(K, TICKETS.get(kind, {})):
                     for lv in levels:
                         label = names.get(lv, f"level {lv}") + (f", {kind} tickets" if kind else "")
-                        summarize(
-                            record(x, g, b, lv, args.direction), x, bw, label, args.direction
-                        )
+                        summarize(record(x, g, b, lv, args.direction), x, bw, label, args.direction)
                         sys.stdout.flush()
     return 0
 

@@ -65,6 +65,10 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         },
         # Plain launches instead of the chain by programmatic dependent launch.
         "no pdl": {"CLN_PDL": False},
+        # Cache hints: the tiles read with an L2 evict_first policy, the outputs stored .cs.
+        "ld evict_first": {"CLN_TILE_EVICT": "evict_first"},
+        "st cs": {"CLN_OUT_CACHE": ".cs"},
+        "ld evict_first st cs": {"CLN_TILE_EVICT": "evict_first", "CLN_OUT_CACHE": ".cs"},
         "stagger 2us": {"CLN_FWD_STAGGER_NS": 2000, "CLN_BWD_STAGGER_NS": 2000},
         "no stagger": {"CLN_FWD_STAGGER_NS": 0, "CLN_BWD_STAGGER_NS": 0},
         # The backward's suffix words waited for one load after another (before session 13).

@@ -97,9 +97,11 @@ def _direction_knobs(kernel: str) -> dict[str, object]:
     their first wave staggered (``CLN_FWD_STAGGER_NS``, ``CLN_BWD_STAGGER_NS``, on by default),
     their programmatic dependent launch (``CLN_PDL``, on by default on sm_90) and their
     diagnostic timelines (``_DIAG_TIMELINE``, ``_DIAG_TIMELINE_BWD``) compiled in."""
+    hints = {"LD_EV": "", "ST_CM": ""}  # CLN_TILE_EVICT, CLN_OUT_CACHE: none by default
     if kernel == "_cln_fwd_kernel":
-        return {"ABLATE": 0, "TIMELINE": True, "STAGGER": True, "GDC": True}
+        return {"ABLATE": 0, "TIMELINE": True, "STAGGER": True, "GDC": True, **hints}
     return {
+        **hints,
         "GDC": True,
         "OVERLAP": True,
         "FUSE": True,
@@ -133,6 +135,8 @@ def test_cln_kernels_compile_pairs(kernel, flags, dtype, pairs):
     const = {**flags, **tile, "G": 128, "CHUNK": 128, "RUN": 1, "PAIRS": pairs, "ASM": True}
     const["TICKET_ATOMIC"] = False
     const.update(_direction_knobs(kernel))
+    # With the cache hints of the tiles and outputs (``CLN_TILE_EVICT``, ``CLN_OUT_CACHE``).
+    const.update(LD_EV="evict_first", ST_CM=".cs")
     _compile(kernel, ints, const, num_warps=2 if kernel == "_cln_fwd_kernel" else 4, dtype=dtype)
 
 

@@ -303,6 +303,12 @@ CLN_STAGGER_MIN_WAVES = 2
 #: (16, 512, 4000) fp32, within 0.2 us elsewhere; the (80, 64, 301) seed's forward 10.2 ->
 #: 9.4 (nvidia-h200-s25-tune-{pdl25-1,pdl25-2,seed}.log).
 CLN_PDL = True
+#: Cache hints of the tiles read once (held in registers: one channel block) and of the
+#: outputs: the L2 eviction policy of the x / dy loads ("" or "evict_first") and the cache
+#: modifier of the y / dx stores ("" or ".cs", streaming).  Nothing in a cLN launch reads them
+#: again, and the only L2 lines that are re-read are the scratch words the look-back polls.
+CLN_TILE_EVICT = ""
+CLN_OUT_CACHE = ""
 
 #: ``colsum`` (the fixed-order column sums of the cLN backward's dgamma / dbeta partials): one
 #: launch up to this many rows; above, the rows are split into segments of at least
@@ -820,6 +826,8 @@ def _cln_fwd_kernel(
     stagger_ns=0,
     stagger_w=0,
     GDC: tl.constexpr = False,
+    LD_EV: tl.constexpr = "",
+    ST_CM: tl.constexpr = "",
 ):
     b, i, j, s0, s1 = _tile_start(
         scr_ptr, B, NTB, stagger_ns, stagger_w, False, RUN, TICKET_ATOMIC, STAGGER, TIMELINE, GDC
@@ -850,10 +858,11 @@ def _cln_fwd_kernel(
         if PAIRS != 0:
             # 16-bit x as int32 words of two frames (T even), held packed until the output.
             woffs, wmask = _pair_words(i, offs_c, cmask, T, BT)
-            xw = tl.load(_words(x_base) + woffs, mask=wmask, other=0)
+            xw = tl.load(_words(x_base) + woffs, mask=wmask, other=0, eviction_policy=LD_EV)
             x = _unpack_tile(xw, PAIRS, False)
         else:
-            x = tl.load(x_base + offs, mask=mask, other=0.0).to(tl.float32)
+            x = tl.load(x_base + offs, mask=mask, other=0.0, eviction_policy=LD_EV)
+            x = x.to(tl.float32)
         if ABLATE >= 2:
             fm = tl.zeros([BT], tl.float32)
             fM = fn
@@ -926,9 +935,11 @@ def _cln_fwd_kernel(
             bet = tl.load(beta_ptr + cc, mask=cmask, other=0.0).to(tl.float32)
             out = out + bet[:, None]
         if NUM_CB == 1 and PAIRS != 0:
-            tl.store(_words(y_base) + woffs, _pack_tile(out, PAIRS), mask=wmask)
+            tl.store(
+                _words(y_base) + woffs, _pack_tile(out, PAIRS), mask=wmask, cache_modifier=ST_CM
+            )
         else:
-            tl.store(y_base + offs, out.to(y_ptr.dtype.element_ty), mask=mask)
+            tl.store(y_base + offs, out.to(y_ptr.dtype.element_ty), mask=mask, cache_modifier=ST_CM)
     if TIMELINE:
         _stamp_record(tl_ptr, b * NTB + i, s0, s1, s2, s3, b, i, j)
 
@@ -1079,6 +1090,8 @@ def _cln_bwd_kernel(
     stagger_ns=0,
     stagger_w=0,
     GDC: tl.constexpr = False,
+    LD_EV: tl.constexpr = "",
+    ST_CM: tl.constexpr = "",
 ):
     # Tickets from the last tile backwards: a tile waits only on later tiles (smaller tickets).
     b, i, j, s0, s1 = _tile_start(
@@ -1114,12 +1127,14 @@ def _cln_bwd_kernel(
             # 16-bit x and dy as int32 words of two frames, held packed until dx (see the
             # forward).
             woffs, wmask = _pair_words(i, offs_c, cmask, T, BT)
-            xw = tl.load(_words(x_base) + woffs, mask=wmask, other=0)
-            dyw = tl.load(_words(dy_base) + woffs, mask=wmask, other=0)
+            xw = tl.load(_words(x_base) + woffs, mask=wmask, other=0, eviction_policy=LD_EV)
+            dyw = tl.load(_words(dy_base) + woffs, mask=wmask, other=0, eviction_policy=LD_EV)
             xt, dyt = xw, dyw  # the tile as held (for _bwd_late_partials)
         else:
-            x = tl.load(x_base + offs, mask=mask, other=0.0).to(tl.float32)
-            dy = tl.load(dy_base + offs, mask=mask, other=0.0).to(tl.float32)
+            x = tl.load(x_base + offs, mask=mask, other=0.0, eviction_policy=LD_EV)
+            dy = tl.load(dy_base + offs, mask=mask, other=0.0, eviction_policy=LD_EV)
+            x = x.to(tl.float32)
+            dy = dy.to(tl.float32)
             xt, dyt = x, dy
         if ABLATE >= 2:
             # Diagnostic: the tile is loaded and held as in the kernel, but not summed.
@@ -1252,9 +1267,13 @@ def _cln_bwd_kernel(
         dx = r[None, :] * gb - Sa[None, :] - (xb - K) * Sb[None, :]
         dx = dx + P[None, :]
         if NUM_CB == 1 and PAIRS != 0:
-            tl.store(_words(dx_base) + woffs, _pack_tile(dx, PAIRS), mask=wmask)
+            tl.store(
+                _words(dx_base) + woffs, _pack_tile(dx, PAIRS), mask=wmask, cache_modifier=ST_CM
+            )
         else:
-            tl.store(dx_base + offs, dx.to(dx_ptr.dtype.element_ty), mask=mask)
+            tl.store(
+                dx_base + offs, dx.to(dx_ptr.dtype.element_ty), mask=mask, cache_modifier=ST_CM
+            )
     if TIMELINE:
         _stamp_record(tl_ptr, b * NTB + i, s0, s1, s2, s3, b, i, j)
 
@@ -1341,9 +1360,7 @@ def _colsum_launch(
     )
 
 
-def colsum(
-    parts: Tensor, out0: Tensor, out1: Tensor | None = None, pdl: bool = False
-) -> None:
+def colsum(parts: Tensor, out0: Tensor, out1: Tensor | None = None, pdl: bool = False) -> None:
     """Column sums of the float32 (K, W) ``parts`` in a fixed order (bitwise reproducible):
     columns [0, len(out0)) into ``out0``, the rest into ``out1``, both 1-D float32.  ``pdl``:
     launched as programmatic dependents (``CLN_PDL``) of the kernel that just wrote ``parts``
@@ -1731,6 +1748,8 @@ def cln_forward(
         TIMELINE=tl_buf is not scr,
         **_stagger_kw(st),
         GDC=pdl,
+        LD_EV=CLN_TILE_EVICT,
+        ST_CM=CLN_OUT_CACHE,
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
         **_pdl_kw(pdl),
@@ -1805,6 +1824,8 @@ def cln_backward(
         TIMELINE=tl_buf is not scr,
         **_stagger_kw(st),
         GDC=pdl,
+        LD_EV=CLN_TILE_EVICT,
+        ST_CM=CLN_OUT_CACHE,
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
         **_pdl_kw(pdl),
