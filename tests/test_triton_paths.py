@@ -399,6 +399,115 @@ def test_pdl_leaves_the_output_unchanged(tdevice, atomic):
             assert torch.equal(a, r)
 
 
+def _stale_fill(kind: str):
+    """A ``_DIAG_SCRATCH_FILL`` that leaves the tagged forward's scratch as another launch or
+    other data might: every word zero, or pairs of random words and tags of other launches
+    (the tag +- 1..1000; on the GPU, where the launch's tag is not known here, random)."""
+
+    def fill(scr: Tensor, tag: int | None) -> None:
+        if kind == "zeros":
+            scr.zero_()
+            return
+        pairs = scr.view(-1, 2) if scr.numel() % 2 == 0 else scr[1:].view(-1, 2)
+        n = pairs.shape[0]
+        pairs[:, 0] = torch.randint(-(2**62), 2**62, (n,), device=scr.device)
+        if tag is None:
+            pairs[:, 1] = torch.randint(-(2**62), 2**62, (n,), device=scr.device)
+        else:
+            off = torch.randint(1, 1001, (n,), device=scr.device)
+            sign = torch.randint(0, 2, (n,), device=scr.device) * 2 - 1
+            pairs[:, 1] = tag + sign * off
+
+    return fill
+
+
+@pytest.mark.parametrize("kind", ["zeros", "stale"])
+def test_tagged_forward_on_stale_scratch(tdevice, kind):
+    """The forward's tagged words (``CLN_FWD_TAGGED``: tiles by program id, scratch taken
+    uninitialized) give bitwise the outputs of zeroed words, whatever the scratch held: all
+    zeros, or words tagged by other launches with random values in them."""
+    from backends.triton import kernels as K
+    from bench.tune import knobs
+
+    cuda = tdevice.type == "cuda"
+    shape = (4, 64, 32768) if cuda else (2, 6, 96)
+    x = torch.randn(shape, device=tdevice) + 3.0
+    g = torch.rand(shape[1], device=tdevice) + 0.5
+    b = torch.randn(shape[1], device=tdevice)
+    # Under the interpreter groups of 2 tiles, so that the group words are read too.
+    ctx = schedule("groups2-chunk2") if not cuda else contextlib.nullcontext()
+    with ctx, knobs(K, {"CLN_PID_MIN_TILES_PER_SM": 0}):
+        with knobs(K, {"CLN_FWD_TAGGED": False}):
+            ref = _triton_cln_fwd(K, x, g, b)
+        calls = []
+
+        def fill(scr: Tensor, tag: int | None) -> None:
+            calls.append(scr.numel())
+            _stale_fill(kind)(scr, tag)
+
+        with knobs(K, {"_DIAG_SCRATCH_FILL": fill}):
+            got = _triton_cln_fwd(K, x, g, b)
+        p = K._cln_plan(x, forward=True)
+    assert calls == [K._SCR_OFF + 2 * shape[0] * (p.ntb + p.ng)]
+    assert p.ng >= 2  # several groups per sequence: group words are published and read
+    assert not torch.isnan(ref[0]).any()
+    for a, r in zip(got, ref, strict=True):
+        assert torch.equal(a, r)
+
+
+def test_tagged_forward_graph_replays_with_new_inputs(tdevice):
+    """A CUDA graph of the tagged forward replayed on new inputs each time matches eager calls
+    on zeroed words: each replay's words carry their own launch's tag (%gridid), so none reads
+    a word left by the replay before (same addresses, other values).  GPU only."""
+    if tdevice.type != "cuda":
+        pytest.skip("CUDA graphs and %gridid: GPU only")
+    from backends.triton import kernels as K
+    from bench.tune import knobs
+
+    shape = (4, 64, 32768)
+    x = torch.randn(shape, device=tdevice) + 0.5
+    g = torch.rand(shape[1], device=tdevice) + 0.5
+    b = torch.randn(shape[1], device=tdevice)
+    with knobs(K, {"CLN_PID_MIN_TILES_PER_SM": 0}):
+        assert not K._atomic_tickets(x, K._cln_plan(x, forward=True))
+        _triton_cln_fwd(K, x, g, b)  # compiled outside the capture
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            captured = _triton_cln_fwd(K, x, g, b)
+        for k in range(4):
+            x.copy_(torch.randn(shape, device=tdevice) * (k + 1) + 10.0 * k)
+            for a in captured:
+                a.fill_(float("nan"))
+            graph.replay()
+            with knobs(K, {"CLN_FWD_TAGGED": False}):
+                ref = _triton_cln_fwd(K, x, g, b)
+            for a, r in zip(captured, ref, strict=True):
+                assert torch.equal(a, r)
+
+
+def test_launch_tags_differ(tdevice):
+    """%gridid, the tag of the forward's words, differs between launches: eager ones and the
+    replays of one CUDA graph node.  GPU only."""
+    if tdevice.type != "cuda":
+        pytest.skip("%gridid: GPU only")
+    from backends.triton import kernels as K
+
+    out = torch.zeros(8, dtype=torch.int64, device=tdevice)
+    for slot in range(2):
+        K._launch_tag_kernel[(1,)](out, slot, ASM=True)
+    graph = torch.cuda.CUDAGraph()
+    slot = torch.zeros(1, dtype=torch.int64, device=tdevice)
+    view = torch.zeros(1, dtype=torch.int64, device=tdevice)
+    with torch.cuda.graph(graph):
+        K._launch_tag_kernel[(1,)](view, 0, ASM=True)
+    for k in range(2, 8):
+        graph.replay()
+        out[k] = view[0]
+    del slot
+    torch.cuda.synchronize()
+    assert len(set(out.tolist())) == 8, out.tolist()
+
+
 def test_ticket_rule(tdevice):
     """Tiles by program id in grids of at least ``CLN_PID_MIN_TILES_PER_SM`` tiles per SM, from
     the atomic counter below that (a one-wave grid such as the seed's) or when
