@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Session 26: the forward's words tagged with the launch (CLN_FWD_TAGGED): the Triton cLN tests
-# on the GPU (the graph-replay and %gridid tests among them), bench.probe_scratch, and two
-# rounds of bench.tune, tagged against zeroed.
+# Session 26: the forward's words tagged with the launch (CLN_FWD_TAGGED, code at commit 86831ea,
+# reverted after this call): the Triton cLN tests on the GPU (the graph-replay and %gridid tests
+# among them), bench.probe_scratch, and two rounds of bench.tune, tagged against zeroed.
 #   OUT=out SKIP_CUDA_BUILD=1 bash bench/gpu_s26b.sh
 set -uo pipefail
 source bench/gpu_env.sh

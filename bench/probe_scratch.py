@@ -9,16 +9,12 @@ of 16 calls over 4 input copies, the benchmark's rotation, median of the samples
 
 - ``copy``: ``y.copy_(x)``, and ``zeros+copy``: the same after a fill of the forward's
   workspace size (the price of the extra node in front of a streaming kernel);
-- ``fwd`` / ``bwd``: ``kernels.cln_forward`` / ``cln_backward`` as they are (the forward's
-  words tagged with the launch where its tiles go by program id, ``CLN_FWD_TAGGED``; with
-  ``CLN_PDL`` on otherwise: ``_zero_kernel``, then the cLN kernel as its programmatic
-  dependent);
-- ``fwd zeroed``: the forward with zeroed words (``CLN_FWD_TAGGED`` off);
-- ``fwd plain`` / ``bwd plain``: zeroed words and ``CLN_PDL`` off (``torch.zeros``, then a
-  plain launch);
+- ``fwd`` / ``bwd``: ``kernels.cln_forward`` / ``cln_backward`` as they are (with ``CLN_PDL``
+  on: ``_zero_kernel``, then the cLN kernel as its programmatic dependent);
+- ``fwd plain`` / ``bwd plain``: ``CLN_PDL`` off (``torch.zeros``, then a plain launch);
 - ``fwd arena`` / ``bwd arena``: plain launches with every call's workspace taken from one
-  arena zeroed *outside* the timed region (what a workspace that needs no zeroing per call
-  would time).
+  arena zeroed *outside* the timed region (what a workspace that needs no zeroing per call,
+  e.g. one the kernel leaves zeroed, would time).
 
 Outputs of the arena variants are checked against the plain call's (bitwise).
 """
@@ -141,12 +137,7 @@ def case(shape: tuple[int, int, int], name_d: str, dtype: torch.dtype, bw: float
         2,
     )
     line("fwd", graph_us([fwd(k) for k in range(COPIES)]), 2)
-    ref_t = [t.clone() for t in (ys[0], mean[0], rstd[0])]
-    tagged = K.CLN_FWD_TAGGED
-    K.CLN_FWD_TAGGED = False  # zeroed words from here on (the arena hands out zeroed ones)
-    line("fwd zeroed", graph_us([fwd(k) for k in range(COPIES)]), 2)
     ref = [t.clone() for t in (ys[0], mean[0], rstd[0])]
-    same_t = all(torch.equal(a, b) for a, b in zip(ref_t, ref, strict=True))
     arena = _Arena(max(nf, nb), ROUNDS * COPIES)
     real = K.torch
     pdl = K.CLN_PDL
@@ -173,10 +164,8 @@ def case(shape: tuple[int, int, int], name_d: str, dtype: torch.dtype, bw: float
     finally:
         K.torch = real  # type: ignore[assignment]
         K.CLN_PDL = pdl
-        K.CLN_FWD_TAGGED = tagged
     print(
-        f"{str(shape):16s} {name_d} outputs bitwise equal: arena fwd {same} bwd {same_b}, "
-        f"tagged fwd {same_t}",
+        f"{str(shape):16s} {name_d} arena outputs bitwise equal: fwd {same} bwd {same_b}",
         flush=True,
     )
 

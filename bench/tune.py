@@ -69,8 +69,6 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "ld evict_first": {"CLN_TILE_EVICT": "evict_first"},
         "st cs": {"CLN_OUT_CACHE": ".cs"},
         "ld evict_first st cs": {"CLN_TILE_EVICT": "evict_first", "CLN_OUT_CACHE": ".cs"},
-        # The forward's words zeroed before it (before session 26) instead of tagged.
-        "zeroed fwd": {"CLN_FWD_TAGGED": False},
         "stagger 2us": {"CLN_FWD_STAGGER_NS": 2000, "CLN_BWD_STAGGER_NS": 2000},
         "no stagger": {"CLN_FWD_STAGGER_NS": 0, "CLN_BWD_STAGGER_NS": 0},
         # The backward's suffix words waited for one load after another (before session 13).

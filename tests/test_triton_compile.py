@@ -99,15 +99,7 @@ def _direction_knobs(kernel: str) -> dict[str, object]:
     diagnostic timelines (``_DIAG_TIMELINE``, ``_DIAG_TIMELINE_BWD``) compiled in."""
     hints = {"LD_EV": "", "ST_CM": ""}  # CLN_TILE_EVICT, CLN_OUT_CACHE: none by default
     if kernel == "_cln_fwd_kernel":
-        # Tagged words only with tickets by program id (the packed test below).
-        return {
-            "ABLATE": 0,
-            "TIMELINE": True,
-            "STAGGER": True,
-            "GDC": True,
-            "TAGGED": False,
-            **hints,
-        }
+        return {"ABLATE": 0, "TIMELINE": True, "STAGGER": True, "GDC": True, **hints}
     return {
         **hints,
         "GDC": True,
@@ -145,10 +137,6 @@ def test_cln_kernels_compile_pairs(kernel, flags, dtype, pairs):
     const.update(_direction_knobs(kernel))
     # With the cache hints of the tiles and outputs (``CLN_TILE_EVICT``, ``CLN_OUT_CACHE``).
     const.update(LD_EV="evict_first", ST_CM=".cs")
-    if kernel == "_cln_fwd_kernel":
-        # The forward's words tagged with the launch (``CLN_FWD_TAGGED``): the 16-byte pair
-        # loads and stores and %gridid in inline PTX; as launched, without PDL.
-        const.update(TAGGED=True, GDC=False)
     _compile(kernel, ints, const, num_warps=2 if kernel == "_cln_fwd_kernel" else 4, dtype=dtype)
 
 

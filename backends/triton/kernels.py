@@ -82,8 +82,6 @@ the looped paths with small shapes (the constants are part of the cache key).
 from __future__ import annotations
 
 import functools
-import itertools
-from collections.abc import Callable
 from typing import NamedTuple
 
 import torch
@@ -305,15 +303,6 @@ CLN_STAGGER_MIN_WAVES = 2
 #: (16, 512, 4000) fp32, within 0.2 us elsewhere; the (80, 64, 301) seed's forward 10.2 ->
 #: 9.4 (nvidia-h200-s25-tune-{pdl25-1,pdl25-2,seed}.log).
 CLN_PDL = True
-#: The forward's prefix words tagged with the launch (see ``_TAG_MIX``) instead of zeroed before
-#: it: the scratch is taken uninitialized and the forward is one plain launch, with no zero fill
-#: ahead of it.  Only with tiles by program id (the atomic ticket counter needs its zero).
-#: H200, bench.probe_scratch (CUDA-graph replay), the forward with its scratch zeroed by
-#: ``_zero_kernel`` (PDL) against the same kernel, plain, on scratch zeroed outside the timed
-#: region, us: fp32 78.7 -> 77.6 at (16, 512, 4000), 42.8 -> 41.4 at (4, 256, 16000), 44.4 ->
-#: 42.9 at (2, 128, 64000); bf16 50.5 -> 49.6, 30.6 -> 29.9, 31.2 -> 29.8
-#: (nvidia-h200-s26-probe-scratch.log).
-CLN_FWD_TAGGED = True
 #: Cache hints of the tiles read once (held in registers: one channel block) and of the
 #: outputs: the L2 eviction policy of the x / dy loads ("" or "evict_first") and the cache
 #: modifier of the y / dx stores ("" or ".cs", streaming).  Nothing in a cLN launch reads them
@@ -378,11 +367,6 @@ _DIAG_TIMELINE_BWD: Tensor | None = None
 
 # Offset (in int64 words) of the published words after the ticket counter: its own 128-B line.
 _SCR_OFF = 16
-#: Diagnostics / tests only: called as ``fill(scratch, tag)`` on a tagged forward's scratch
-#: before its launch (``tag``: the launch's, or None on the GPU, where it is the grid id).
-_DIAG_SCRATCH_FILL: Callable[[Tensor, int | None], None] | None = None
-# The interpreter's stand-in for %gridid: one value per launch (see ``_launch_tag``).
-_NONCES = itertools.count(2)
 
 
 def _next_pow2(n: int) -> int:
@@ -473,106 +457,6 @@ def _spin_load(ptr, idx, need, FWD: tl.constexpr):
     return w
 
 
-# The forward's tagged words (``CLN_FWD_TAGGED``): pairs (word, tag) of int64, each written and
-# read as one 16-byte access, as CUB's decoupled look-back keeps a tile's status and value
-# (cub/agent/single_pass_scan_operators.cuh, ScanTileState: one 16-byte TxnWord).  The tag is
-# the launch's %gridid ("the temporal grid launch number for this context", PTX ISA), XOR-ed
-# with _TAG_MIX: a pair is ready when its tag is this launch's.  A pair left by an earlier
-# launch carries another launch's tag, and any other bits equal the tag with probability 2^-64
-# (the mix keeps zeros and small integers away from it), so the scratch needs no zeroing.
-_TAG_MIX = tl.constexpr(0x5DEECE66D2C1B7A5)
-_PTX_GRIDID = tl.constexpr("mov.u64 $0, %gridid;")
-_PTX_LD_PAIR = tl.constexpr(
-    "{\n\t.reg .pred p;\n\tsetp.ne.s32 p, $3, 0;\n\tmov.b64 $0, 0;\n\tmov.b64 $1, 0;\n\t"
-    "@p ld.volatile.global.v2.b64 {$0, $1}, [$2];\n\t}"
-)
-_PTX_ST_PAIR = tl.constexpr("st.volatile.global.v2.b64 [$1], {$2, $3};\n\tmov.b32 $0, 0;")
-
-
-@triton.jit
-def _launch_tag(nonce, ASM: tl.constexpr):
-    """The tag of this launch's words: its %gridid on the GPU (``ASM``), the host's per-call
-    ``nonce`` in the interpreter (which has no grid ids), mixed."""
-    if ASM:
-        g = tl.inline_asm_elementwise(
-            _PTX_GRIDID, "=l,r", [nonce], dtype=tl.int64, is_pure=True, pack=1
-        )
-    else:
-        g = nonce.to(tl.int64)
-    return g ^ _TAG_MIX
-
-
-@triton.jit
-def _launch_tag_kernel(out_ptr, slot, ASM: tl.constexpr):
-    """Tests: store this launch's tag (``_launch_tag``) at ``out_ptr[slot]``."""
-    tl.store(out_ptr + slot, _launch_tag(slot, ASM))
-
-
-@triton.jit
-def _load_pairs(ptr, idx, need, ASM: tl.constexpr):
-    """The pairs (word, tag) at pair index ``idx`` of the lanes in ``need`` (others: 0, 0),
-    each in one 16-byte volatile load on the GPU."""
-    p = ptr + 2 * idx
-    if ASM:
-        w, t = tl.inline_asm_elementwise(
-            _PTX_LD_PAIR,
-            "=l,=l,l,r",
-            [p.to(tl.int64, bitcast=True), need.to(tl.int32)],
-            dtype=(tl.int64, tl.int64),
-            is_pure=False,
-            pack=1,
-        )
-    else:
-        w = tl.load(p, mask=need, other=0, volatile=True)
-        t = tl.load(p + 1, mask=need, other=0, volatile=True)
-    return w, t
-
-
-@triton.jit
-def _spin_pairs(ptr, idx, need, tag, ASM: tl.constexpr):
-    """``_spin_load`` of tagged pairs: reload until every needed pair carries ``tag``; returns
-    their words (masked-off lanes: -1, to be ignored as there)."""
-    w, t = _load_pairs(ptr, idx, need, ASM)
-    rdy = tl.min(((t == tag) | ~need).to(tl.int32), axis=0)
-    while rdy == 0:
-        w, t = _load_pairs(ptr, idx, need, ASM)
-        rdy = tl.min(((t == tag) | ~need).to(tl.int32), axis=0)
-    return tl.where(need, w, -1)
-
-
-@triton.jit
-def _fwd_spin(ptr, idx, need, tag, TAGGED: tl.constexpr, ASM: tl.constexpr):
-    """The forward's words at ``idx``, each needed one published: tagged pairs or zeroed
-    words (``CLN_FWD_TAGGED``)."""
-    if TAGGED:
-        w = _spin_pairs(ptr, idx, need, tag, ASM)
-    else:
-        w = _spin_load(ptr, idx, need, True)
-    return w
-
-
-@triton.jit
-def _fwd_publish(ptr, k, w, tag, TAGGED: tl.constexpr, ASM: tl.constexpr):
-    """Publish the forward word ``w`` at index ``k``: as a tagged pair in one 16-byte store, or
-    into a zeroed word (its sign bit marks it)."""
-    if TAGGED:
-        p = ptr + 2 * k
-        if ASM:
-            tl.inline_asm_elementwise(
-                _PTX_ST_PAIR,
-                "=r,l,l,l",
-                [p.to(tl.int64, bitcast=True), w, tag],
-                dtype=tl.int32,
-                is_pure=False,
-                pack=1,
-            )
-        else:
-            tl.store(p, w)
-            tl.store(p + 1, tag)
-    else:
-        tl.atomic_xchg(ptr + k, w, sem="relaxed")
-
-
 @triton.jit
 def _load3(ptr, stride, idx, need):
     """The backward's three kinds of words (a, b, p: ``stride`` apart) at ``idx``, in flight
@@ -658,40 +542,18 @@ def _fwd_fold_words(pn, pm, pM, w, need, wn):
 
 
 @triton.jit
-def _fwd_close_group(
-    t_ptr,
-    g_ptr,
-    i,
-    C,
-    tag,
-    BT: tl.constexpr,
-    G: tl.constexpr,
-    TAGGED: tl.constexpr,
-    ASM: tl.constexpr,
-):
+def _fwd_close_group(t_ptr, g_ptr, i, C, BT: tl.constexpr, G: tl.constexpr):
     """Tile i closes its group: reduce the group's G aggregates and publish the group word."""
     lane = tl.arange(0, G)
-    w = _fwd_spin(t_ptr, i - (G - 1) + lane, lane >= 0, tag, TAGGED, ASM)
+    w = _spin_load(t_ptr, i - (G - 1) + lane, lane >= 0, True)
     z = tl.zeros([], tl.float32)
     n, m, M = _fwd_fold_words(z, z, z, w, lane >= 0, C * 1.0 * BT)
-    _fwd_publish(g_ptr, i // G, _pack_fwd(m, M), tag, TAGGED, ASM)
+    tl.atomic_xchg(g_ptr + i // G, _pack_fwd(m, M), sem="relaxed")
 
 
 @triton.jit
 def _fwd_prefix(
-    t_ptr,
-    g_ptr,
-    i,
-    C,
-    cnt0,
-    m0,
-    M0,
-    tag,
-    BT: tl.constexpr,
-    G: tl.constexpr,
-    CHUNK: tl.constexpr,
-    TAGGED: tl.constexpr,
-    ASM: tl.constexpr,
+    t_ptr, g_ptr, i, C, cnt0, m0, M0, BT: tl.constexpr, G: tl.constexpr, CHUNK: tl.constexpr
 ):
     """Exclusive prefix (count, mean, M2) of tile i: state, earlier groups, earlier tiles of
     its group (every tile before i is a full tile of C * BT values).
@@ -708,12 +570,12 @@ def _fwd_prefix(
     for c0 in range(0, gi, CHUNK):
         j = c0 + lane
         need = j < gi
-        w = _fwd_spin(g_ptr, j, need, tag, TAGGED, ASM)
+        w = _spin_load(g_ptr, j, need, True)
         pn, pm, pM = _fwd_fold_words(pn, pm, pM, w, need, C * 1.0 * BT * G)
     lane_g = tl.arange(0, G)
     j = gi * G + lane_g
     need = j < i
-    w = _fwd_spin(t_ptr, j, need, tag, TAGGED, ASM)
+    w = _spin_load(t_ptr, j, need, True)
     return _fwd_fold_words(pn, pm, pM, w, need, C * 1.0 * BT)
 
 
@@ -945,7 +807,6 @@ def _cln_fwd_kernel(
     NTB,
     NG,
     eps,
-    nonce,
     HAS_STATE: tl.constexpr,
     HAS_GAMMA: tl.constexpr,
     HAS_BETA: tl.constexpr,
@@ -967,20 +828,12 @@ def _cln_fwd_kernel(
     GDC: tl.constexpr = False,
     LD_EV: tl.constexpr = "",
     ST_CM: tl.constexpr = "",
-    TAGGED: tl.constexpr = False,
 ):
     b, i, j, s0, s1 = _tile_start(
         scr_ptr, B, NTB, stagger_ns, stagger_w, False, RUN, TICKET_ATOMIC, STAGGER, TIMELINE, GDC
     )
-    # This sequence's tile aggregate words and its group words (tagged: pairs of int64).
-    if TAGGED:
-        t_ptr = scr_ptr + SCR_OFF + 2 * (b * NTB)
-        g_ptr = scr_ptr + SCR_OFF + 2 * (B * NTB + b * NG)
-        tag = _launch_tag(nonce, ASM)
-    else:
-        t_ptr = scr_ptr + SCR_OFF + b * NTB
-        g_ptr = scr_ptr + SCR_OFF + B * NTB + b * NG
-        tag = tl.zeros([], tl.int64)
+    t_ptr = scr_ptr + SCR_OFF + b * NTB  # this sequence's tile aggregate words
+    g_ptr = scr_ptr + SCR_OFF + B * NTB + b * NG  # and its group words
 
     b64 = b.to(tl.int64)
     x_base = x_ptr + b64 * C * T
@@ -1046,15 +899,15 @@ def _cln_fwd_kernel(
         # element is the tile aggregate.
         sn, sm, sM = tl.associative_scan((fn, fm, fM), 0, _chan)
         an, am, aM = _last3(sn, sm, sM, BT)
-        _fwd_publish(t_ptr, i, _pack_fwd(am, aM), tag, TAGGED, ASM)
+        tl.atomic_xchg(t_ptr + i, _pack_fwd(am, aM), sem="relaxed")
         if i % G == G - 1:
-            _fwd_close_group(t_ptr, g_ptr, i, C, tag, BT, G, TAGGED, ASM)
+            _fwd_close_group(t_ptr, g_ptr, i, C, BT, G)
     if TIMELINE:
         s2 = _stamp(aM)
     if ABLATE >= 1:
         pn, pm, pM = cnt0, m0, M0
     else:
-        pn, pm, pM = _fwd_prefix(t_ptr, g_ptr, i, C, cnt0, m0, M0, tag, BT, G, CHUNK, TAGGED, ASM)
+        pn, pm, pM = _fwd_prefix(t_ptr, g_ptr, i, C, cnt0, m0, M0, BT, G, CHUNK)
     if TIMELINE:
         s3 = _stamp(pM)
 
@@ -1850,22 +1703,9 @@ def cln_forward(
 ) -> None:
     B, C, T = x.shape
     p = _cln_plan(x, forward=True)
-    # Ticket counter, then the tiles' and the groups' words: zeroed = "not published", or
-    # tagged pairs that need no zeroing (``CLN_FWD_TAGGED``).
-    atomic = _atomic_tickets(x, p)
-    tagged = CLN_FWD_TAGGED and not atomic
-    pdl = _pdl(x) and not tagged
-    words = _SCR_OFF + (2 if tagged else 1) * B * (p.ntb + p.ng)
-    nonce = 0
-    if tagged:
-        scr = torch.empty(words, dtype=torch.int64, device=x.device)
-        on_gpu = x.device.type == "cuda"
-        if not on_gpu:
-            nonce = next(_NONCES) % 2**31
-        if _DIAG_SCRATCH_FILL is not None:
-            _DIAG_SCRATCH_FILL(scr, None if on_gpu else _host_tag(nonce))
-    else:
-        scr = _scratch(words, x, pdl)
+    # Ticket counter, then the tiles' and the groups' words; zeroed = "not published".
+    pdl = _pdl(x)
+    scr = _scratch(_SCR_OFF + B * (p.ntb + p.ng), x, pdl)
     if state is not None:
         cnt, m0, M0 = state
     else:
@@ -1891,7 +1731,6 @@ def cln_forward(
         p.ntb,
         p.ng,
         float(eps),
-        nonce,
         HAS_STATE=state is not None,
         HAS_GAMMA=gamma is not None,
         HAS_BETA=beta is not None,
@@ -1902,7 +1741,7 @@ def cln_forward(
         G=p.group,
         CHUNK=p.chunk,
         RUN=CLN_TICKET_RUN,
-        TICKET_ATOMIC=atomic,
+        TICKET_ATOMIC=_atomic_tickets(x, p),
         ABLATE=_DIAG_ABLATE,
         PAIRS=p.pairs,
         ASM=x.device.type == "cuda",
@@ -1911,19 +1750,12 @@ def cln_forward(
         GDC=pdl,
         LD_EV=CLN_TILE_EVICT,
         ST_CM=CLN_OUT_CACHE,
-        TAGGED=tagged,
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
         **_pdl_kw(pdl),
     )
     if st is not None:
         _note_first_wave(x, p, "fwd", ck)
-
-
-def _host_tag(nonce: int) -> int:
-    """``_launch_tag`` of the interpreter's ``nonce``, as a signed int64."""
-    t = nonce ^ _TAG_MIX.value
-    return t - 2**64 if t >= 2**63 else t
 
 
 def cln_backward(
