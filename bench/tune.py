@@ -65,6 +65,8 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         },
         # Plain launches instead of the chain by programmatic dependent launch.
         "no pdl": {"CLN_PDL": False},
+        # The zero kernel at the chain's head launched plainly (before session 26).
+        "zero plain": {"CLN_PDL_ZERO": False},
         # Cache hints: the tiles read with an L2 evict_first policy, the outputs stored .cs.
         "ld evict_first": {"CLN_TILE_EVICT": "evict_first"},
         "st cs": {"CLN_OUT_CACHE": ".cs"},
@@ -171,6 +173,8 @@ SEED_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "default": {},
         "min_tiles1": {"CLN_MIN_TILES_PER_SM": 1},
         "no pdl": {"CLN_PDL": False},
+        # The zero kernel at the chain's head launched plainly (before session 26).
+        "zero plain": {"CLN_PDL_ZERO": False},
         # Tiles by program id at the seed's one wave too (CLN_PID_MIN_TILES_PER_SM's rule).
         "pid": {"CLN_PID_MIN_TILES_PER_SM": 0},
     },

@@ -357,7 +357,8 @@ def test_bwd_stagger_leaves_the_output_unchanged(tdevice):
 def test_pdl_leaves_the_output_unchanged(tdevice, atomic):
     """The launches chained by programmatic dependent launch (``CLN_PDL``: the scratch zeroed
     by ``_zero_kernel``, the cLN kernels' tiles loaded before they wait for it, the column sums
-    launched behind the backward) give bitwise the outputs of plain launches, eagerly and
+    launched behind the backward; the zero kernel itself a dependent of the launch before it,
+    ``CLN_PDL_ZERO``) give bitwise the outputs of plain launches, eagerly and
     replayed from a CUDA graph, with either kind of ticket; on the GPU (sm_90 and later), where
     it is on.  Off under the interpreter.  The backward's 1024 partial rows take both column
     sum launches."""
@@ -373,8 +374,20 @@ def test_pdl_leaves_the_output_unchanged(tdevice, atomic):
     b = torch.randn(C, device=tdevice)
 
     def run() -> tuple[Tensor, ...]:
-        y, mean, rstd, m2 = _triton_cln_fwd(K, x, g, b)
-        return y, mean, rstd, m2, *_triton_cln_bwd(K, dy, x, g, mean, rstd)
+        # Every output allocated (and poisoned) first, so that the launches follow each other
+        # directly: the second forward reads the first one's output, and the backward its
+        # statistics, before their waits; their heads (the zero kernels, themselves dependents
+        # with ``CLN_PDL_ZERO``) must not let them launch before those writes are done.
+        f1 = [torch.full_like(t, float("nan")) for t in fwd_like]
+        f2 = [torch.full_like(t, float("nan")) for t in fwd_like]
+        bw = [torch.full_like(t, float("nan")) for t in bwd_like]
+        K.cln_forward(x, g, b, 1e-5, None, *f1)
+        K.cln_forward(f1[0], g, b, 1e-5, None, *f2)
+        K.cln_backward(dy, x, g, f1[1], f1[2], None, *bw)
+        return *f1, *f2, *bw
+
+    fwd_like = [x, x[:, 0], x[:, 0], x[:, 0, 0]]  # y, mean, rstd, the last M2
+    bwd_like = [x, g, g]  # dx, dgamma, dbeta
 
     with knobs(K, {"CLN_PID_MIN_TILES_PER_SM": 10**9 if atomic else 0}):
         with knobs(K, {"CLN_PDL": False}):
@@ -393,7 +406,7 @@ def test_pdl_leaves_the_output_unchanged(tdevice, atomic):
             graph.replay()
             torch.cuda.synchronize()
             outs.append(captured)
-    assert not torch.isnan(ref[4]).any()
+    assert not any(torch.isnan(r).any() for r in ref)
     for got in outs:
         for a, r in zip(got, ref, strict=True):
             assert torch.equal(a, r)

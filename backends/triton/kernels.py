@@ -303,6 +303,11 @@ CLN_STAGGER_MIN_WAVES = 2
 #: (16, 512, 4000) fp32, within 0.2 us elsewhere; the (80, 64, 301) seed's forward 10.2 ->
 #: 9.4 (nvidia-h200-s25-tune-{pdl25-1,pdl25-2,seed}.log).
 CLN_PDL = True
+#: With ``CLN_PDL``: the zero kernel at the head of the chain launched as a programmatic
+#: dependent of whatever launch precedes it in the stream (it waits for that one to finish
+#: before it lets the cLN kernel launch or writes a word), so that its own launch overlaps the
+#: previous kernel's tail instead of following it.
+CLN_PDL_ZERO = True
 #: Cache hints of the tiles read once (held in registers: one channel block) and of the
 #: outputs: the L2 eviction policy of the x / dy loads ("" or "evict_first") and the cache
 #: modifier of the y / dx stores ("" or ".cs", streaming).  Nothing in a cLN launch reads them
@@ -747,7 +752,11 @@ def _gdc_launch_dependents(GDC: tl.constexpr):
 @triton.jit
 def _zero_kernel(scr_ptr, n, BLOCK: tl.constexpr):
     """Zero ``n`` int64 words: a cLN launch's scratch, launched only where the cLN kernel
-    behind it is its programmatic dependent (``_scratch``)."""
+    behind it is its programmatic dependent (``_scratch``).  Launched itself as a dependent of
+    the launch before it (``CLN_PDL_ZERO``) it first waits for that one to finish: the cLN
+    kernel reads its inputs before its own wait, and the scratch may be memory that launch
+    still uses.  In a plain launch the wait is a no-op."""
+    tl.extra.cuda.gdc_wait()
     tl.extra.cuda.gdc_launch_dependents()  # the cLN kernel waits for these stores itself
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(scr_ptr + offs, tl.zeros([BLOCK], tl.int64), mask=offs < n)
@@ -1686,7 +1695,7 @@ def _scratch(n: int, x: Tensor, pdl: bool) -> Tensor:
     if not pdl:
         return torch.zeros(n, dtype=torch.int64, device=x.device)
     scr = torch.empty(n, dtype=torch.int64, device=x.device)
-    _zero_kernel[(triton.cdiv(n, 1024),)](scr, n, BLOCK=1024, num_warps=4)
+    _zero_kernel[(triton.cdiv(n, 1024),)](scr, n, BLOCK=1024, num_warps=4, **_pdl_kw(CLN_PDL_ZERO))
     return scr
 
 
