@@ -306,12 +306,25 @@ CLN_PDL = True
 #: With ``CLN_PDL``: the zero kernel at the head of the chain launched as a programmatic
 #: dependent of whatever launch precedes it in the stream (it waits for that one to finish
 #: before it lets the cLN kernel launch or writes a word), so that its own launch overlaps the
-#: previous kernel's tail instead of following it.
+#: previous kernel's tail instead of following it.  Why: the forward on scratch zeroed outside
+#: the timed region (no zero kernel at all) was 0.7-1.5 us faster than behind a plainly
+#: launched zero kernel (bench.probe_scratch, nvidia-h200-s26-probe-scratch.log).  H200,
+#: bench.tune, two rounds in one call, us, plain zero launch -> dependent: forward fp32 77.7 ->
+#: 76.6 at (16, 512, 4000), 42.5 -> 41.2 / 41.6 at (4, 256, 16000), 43.7 / 43.9 -> 42.6 / 42.9
+#: at (2, 128, 64000); bf16 50.0 -> 48.6, 30.3 -> 29.3, 30.6 -> 29.6 / 29.8; fwd+bwd fp32
+#: 205.1 / 205.4 -> 204.4, 110.4 / 111.0 -> 109.6 / 109.0, 114.0 / 113.9 -> 113.1 / 113.5;
+#: bf16 within 0.6 us; the (80, 64, 301) seed's forward 9.9 -> 8.9
+#: (nvidia-h200-s26c-tune-{zero26-1,zero26-2,seed26}.log).
 CLN_PDL_ZERO = True
 #: Cache hints of the tiles read once (held in registers: one channel block) and of the
 #: outputs: the L2 eviction policy of the x / dy loads ("" or "evict_first") and the cache
-#: modifier of the y / dx stores ("" or ".cs", streaming).  Nothing in a cLN launch reads them
-#: again, and the only L2 lines that are re-read are the scratch words the look-back polls.
+#: modifier of the y / dx stores ("" or ".cs", streaming).  Off: measured to lose.  H200,
+#: bench.tune, two rounds in one call, us, none -> evict_first loads: fwd+bwd fp32 204.9 ->
+#: 239.0 at (16, 512, 4000), 109.7 -> 125.1 at (4, 256, 16000), 114.2-114.7 -> 130.4 at
+#: (2, 128, 64000); bf16 155.0-155.7 -> 178.7-179.9, 86.5 -> 93.0, 85.7 -> 87.8 (the
+#: backward's first tiles are the forward's last ones, whose x the L2 still holds unless
+#: they were loaded evict_first); .cs stores: within -1.6 / +0.4 us; both: forward within
+#: -0.9 / +1.1 us, fwd+bwd up to 30 us slower (nvidia-h200-s26-tune-hints26-*.log).
 CLN_TILE_EVICT = ""
 CLN_OUT_CACHE = ""
 
