@@ -323,8 +323,8 @@ CLN_PDL_ZERO = True
 #: 239.0 at (16, 512, 4000), 109.7 -> 125.1 at (4, 256, 16000), 114.2-114.7 -> 130.4 at
 #: (2, 128, 64000); bf16 155.0-155.7 -> 178.7-179.9, 86.5 -> 93.0, 85.7 -> 87.8 (the
 #: backward's first tiles are the forward's last ones, whose x the L2 still holds unless
-#: they were loaded evict_first); .cs stores: within -1.6 / +0.4 us; both: forward within
-#: -0.9 / +1.1 us, fwd+bwd up to 30 us slower (nvidia-h200-s26-tune-hints26-*.log).
+#: they were loaded evict_first); .cs stores: forward -0.2 to +1.2 us, fwd+bwd -0.3 to +2.1;
+#: both: forward -1.0 to +1.1 us, fwd+bwd -1.6 to +30.9 (nvidia-h200-s26-tune-hints26-*.log).
 CLN_TILE_EVICT = ""
 CLN_OUT_CACHE = ""
 
