@@ -120,3 +120,14 @@ gpu_main_job() {
   gpu_make_bench 260
   gpu_archive "$1"
 }
+
+# A session's final call on the final code: $1 = all (make test-all, then the cLN benchmark with
+# its peers: the README's cLN table) or main (the README's main job), $2 = the session's tag;
+# the archive is $OUT/$2-$1.tgz.
+gpu_final_call() {
+  case "$1" in
+    all) gpu_final_all "$2-all" ;;
+    main) gpu_main_job "$2-main" ;;
+    *) echo "usage: $0 all|main" >&2; return 2 ;;
+  esac
+}
