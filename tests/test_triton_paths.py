@@ -264,29 +264,44 @@ def test_resident_per_sm(n_regs, warps, shared, want):
     assert K._resident_per_sm(n_regs, warps, shared, 65536, 2048, 233472) == want
 
 
-def _triton_cln_fwd(K, x: Tensor, g: Tensor, b: Tensor | None) -> tuple[Tensor, ...]:
-    """The Triton cLN forward of ``x`` (eps 1e-5, no state) into NaN-poisoned outputs ->
-    (y, mean, rstd, the last frame's M2)."""
+def _fwd_outputs(x: Tensor) -> tuple[Tensor, ...]:
+    """NaN-poisoned outputs of a cLN forward of float32 ``x``: (y, mean, rstd, the last frame's
+    M2)."""
     B, C, T = x.shape
-    y = torch.full_like(x, float("nan"))
-    mean = torch.full((B, T), float("nan"), device=x.device)
-    rstd = torch.full((B, T), float("nan"), device=x.device)
-    m2 = torch.full((B,), float("nan"), device=x.device)
-    K.cln_forward(x, g, b, 1e-5, None, y, mean, rstd, m2)
-    return y, mean, rstd, m2
+    nan = float("nan")
+    return (
+        torch.full_like(x, nan),
+        torch.full((B, T), nan, device=x.device),
+        torch.full((B, T), nan, device=x.device),
+        torch.full((B,), nan, device=x.device),
+    )
+
+
+def _bwd_outputs(x: Tensor) -> tuple[Tensor, ...]:
+    """NaN-poisoned outputs of a cLN backward of float32 ``x``: (dx, dgamma, dbeta)."""
+    C = x.shape[1]
+    nan = float("nan")
+    return (
+        torch.full_like(x, nan),
+        torch.full((C,), nan, device=x.device),
+        torch.full((C,), nan, device=x.device),
+    )
+
+
+def _triton_cln_fwd(K, x: Tensor, g: Tensor, b: Tensor | None) -> tuple[Tensor, ...]:
+    """The Triton cLN forward of ``x`` (eps 1e-5, no state) into ``_fwd_outputs``."""
+    out = _fwd_outputs(x)
+    K.cln_forward(x, g, b, 1e-5, None, *out)
+    return out
 
 
 def _triton_cln_bwd(
     K, dy: Tensor, x: Tensor, g: Tensor, mean: Tensor, rstd: Tensor
 ) -> tuple[Tensor, ...]:
-    """The Triton cLN backward (no state count) into NaN-poisoned outputs -> (dx, dgamma,
-    dbeta)."""
-    C = x.shape[1]
-    dx = torch.full_like(x, float("nan"))
-    dg = torch.full((C,), float("nan"), device=x.device)
-    db = torch.full((C,), float("nan"), device=x.device)
-    K.cln_backward(dy, x, g, mean, rstd, None, dx, dg, db)
-    return dx, dg, db
+    """The Triton cLN backward (no state count) into ``_bwd_outputs``."""
+    out = _bwd_outputs(x)
+    K.cln_backward(dy, x, g, mean, rstd, None, *out)
+    return out
 
 
 def test_stagger_leaves_the_output_unchanged(tdevice):
@@ -378,16 +393,11 @@ def test_pdl_leaves_the_output_unchanged(tdevice, atomic):
         # directly: the second forward reads the first one's output, and the backward its
         # statistics, before their waits; their heads (the zero kernels, themselves dependents
         # with ``CLN_PDL_ZERO``) must not let them launch before those writes are done.
-        f1 = [torch.full_like(t, float("nan")) for t in fwd_like]
-        f2 = [torch.full_like(t, float("nan")) for t in fwd_like]
-        bw = [torch.full_like(t, float("nan")) for t in bwd_like]
+        f1, f2, bw = _fwd_outputs(x), _fwd_outputs(x), _bwd_outputs(x)
         K.cln_forward(x, g, b, 1e-5, None, *f1)
         K.cln_forward(f1[0], g, b, 1e-5, None, *f2)
         K.cln_backward(dy, x, g, f1[1], f1[2], None, *bw)
         return *f1, *f2, *bw
-
-    fwd_like = [x, x[:, 0], x[:, 0], x[:, 0, 0]]  # y, mean, rstd, the last M2
-    bwd_like = [x, g, g]  # dx, dgamma, dbeta
 
     with knobs(K, {"CLN_PID_MIN_TILES_PER_SM": 10**9 if atomic else 0}):
         with knobs(K, {"CLN_PDL": False}):
