@@ -67,6 +67,8 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "no pdl": {"CLN_PDL": False},
         # The zero kernel at the chain's head launched plainly (before session 26).
         "zero plain": {"CLN_PDL_ZERO": False},
+        # The zero kernel lets the cLN kernel launch before it waits; the cLN kernel waits first.
+        "pdl early": {"CLN_PDL_EARLY": True},
         # Cache hints: the tiles read with an L2 evict_first policy, the outputs stored .cs.
         "ld evict_first": {"CLN_TILE_EVICT": "evict_first"},
         "st cs": {"CLN_OUT_CACHE": ".cs"},
@@ -175,6 +177,7 @@ SEED_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "no pdl": {"CLN_PDL": False},
         # The zero kernel at the chain's head launched plainly (before session 26).
         "zero plain": {"CLN_PDL_ZERO": False},
+        "pdl early": {"CLN_PDL_EARLY": True},
         # Tiles by program id at the seed's one wave too (CLN_PID_MIN_TILES_PER_SM's rule).
         "pid": {"CLN_PID_MIN_TILES_PER_SM": 0},
     },

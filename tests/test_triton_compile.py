@@ -96,8 +96,10 @@ def _direction_knobs(kernel: str) -> dict[str, object]:
     """The constexprs only one direction's kernel takes, at their launch defaults; both with
     their first wave staggered (``CLN_FWD_STAGGER_NS``, ``CLN_BWD_STAGGER_NS``, on by default),
     their programmatic dependent launch (``CLN_PDL``, on by default on sm_90) and their
-    diagnostic timelines (``_DIAG_TIMELINE``, ``_DIAG_TIMELINE_BWD``) compiled in."""
-    hints = {"LD_EV": "", "ST_CM": ""}  # CLN_TILE_EVICT, CLN_OUT_CACHE: none by default
+    diagnostic timelines (``_DIAG_TIMELINE``, ``_DIAG_TIMELINE_BWD``) compiled in; the forward
+    with its wait before its first load (``CLN_PDL_EARLY``), the backward with it after."""
+    # CLN_TILE_EVICT, CLN_OUT_CACHE: none by default
+    hints = {"LD_EV": "", "ST_CM": "", "WAIT_FIRST": kernel == "_cln_fwd_kernel"}
     if kernel == "_cln_fwd_kernel":
         return {"ABLATE": 0, "TIMELINE": True, "STAGGER": True, "GDC": True, **hints}
     return {
@@ -140,12 +142,14 @@ def test_cln_kernels_compile_pairs(kernel, flags, dtype, pairs):
     _compile(kernel, ints, const, num_warps=2 if kernel == "_cln_fwd_kernel" else 4, dtype=dtype)
 
 
-@pytest.mark.parametrize("kernel", ["_zero_kernel", "_colsum_kernel"])
+@pytest.mark.parametrize("kernel", ["_zero_kernel", "_zero_kernel early", "_colsum_kernel"])
 def test_pdl_helpers_compile(kernel):
-    """The scratch zeroing and the column sums with their ``griddepcontrol`` instructions
-    (``CLN_PDL``), which only the GPU runs."""
-    if kernel == "_zero_kernel":
-        _compile(kernel, {"n": 4016}, {"BLOCK": 1024}, num_warps=4)
+    """The scratch zeroing (its wait before or after its trigger, ``CLN_PDL_EARLY``) and the
+    column sums with their ``griddepcontrol`` instructions (``CLN_PDL``), which only the GPU
+    runs."""
+    if kernel.startswith("_zero_kernel"):
+        const = {"BLOCK": 1024, "EARLY": kernel.endswith("early")}
+        _compile("_zero_kernel", {"n": 4016}, const, num_warps=4)
     else:
         ints = {"K": 1000, "W": 512, "SPLIT": 256, "seg": 64, "ldo": 512}
         _compile(kernel, ints, {"BLOCK_R": 64, "BLOCK_W": 128, "GDC": True}, num_warps=4)

@@ -368,13 +368,16 @@ def test_bwd_stagger_leaves_the_output_unchanged(tdevice):
     assert not torch.isnan(outs[4000][0]).any()
 
 
+@pytest.mark.parametrize("early", [False, True], ids=["zero-waits", "early"])
 @pytest.mark.parametrize("atomic", [False, True], ids=["pid", "atomic"])
-def test_pdl_leaves_the_output_unchanged(tdevice, atomic):
+def test_pdl_leaves_the_output_unchanged(tdevice, atomic, early):
     """The launches chained by programmatic dependent launch (``CLN_PDL``: the scratch zeroed
     by ``_zero_kernel``, the cLN kernels' tiles loaded before they wait for it, the column sums
     launched behind the backward; the zero kernel itself a dependent of the launch before it,
-    ``CLN_PDL_ZERO``) give bitwise the outputs of plain launches, eagerly and
-    replayed from a CUDA graph, with either kind of ticket; on the GPU (sm_90 and later), where
+    ``CLN_PDL_ZERO``; or, ``CLN_PDL_EARLY``, the zero kernel letting the cLN kernel launch
+    before it waits and the cLN kernel waiting before it reads anything) give bitwise the
+    outputs of plain launches, eagerly and replayed from a CUDA graph, with either kind of
+    ticket; on the GPU (sm_90 and later), where
     it is on.  Off under the interpreter.  The backward's 1024 partial rows take both column
     sum launches."""
     from backends.triton import kernels as K
@@ -399,7 +402,8 @@ def test_pdl_leaves_the_output_unchanged(tdevice, atomic):
         K.cln_backward(dy, x, g, f1[1], f1[2], None, *bw)
         return *f1, *f2, *bw
 
-    with knobs(K, {"CLN_PID_MIN_TILES_PER_SM": 10**9 if atomic else 0}):
+    tickets = {"CLN_PID_MIN_TILES_PER_SM": 10**9 if atomic else 0}
+    with knobs(K, {**tickets, "CLN_PDL_EARLY": early}):
         with knobs(K, {"CLN_PDL": False}):
             assert not K._pdl(x)
             ref = run()

@@ -316,6 +316,12 @@ CLN_PDL = True
 #: bf16 within 0.6 us; the (80, 64, 301) seed's forward 9.9 -> 8.9
 #: (nvidia-h200-s26c-tune-{zero26-1,zero26-2,seed26}.log).
 CLN_PDL_ZERO = True
+#: With ``CLN_PDL_ZERO``: the zero kernel lets the cLN kernel launch before it waits (instead of
+#: after), and the cLN kernels wait before they read anything (instead of after their tile is
+#: loaded and reduced).  The cLN kernel's programs are then resident and waiting when the launch
+#: before the zero kernel ends, instead of being launched only then; the price is that the zero
+#: kernel's own end is on the path to the first load.
+CLN_PDL_EARLY = False
 #: Cache hints of the tiles read once (held in registers: one channel block) and of the
 #: outputs: the L2 eviction policy of the x / dy loads ("" or "evict_first") and the cache
 #: modifier of the y / dx stores ("" or ".cs", streaming).  Off: measured to lose.  H200,
@@ -763,14 +769,19 @@ def _gdc_launch_dependents(GDC: tl.constexpr):
 
 
 @triton.jit
-def _zero_kernel(scr_ptr, n, BLOCK: tl.constexpr):
+def _zero_kernel(scr_ptr, n, BLOCK: tl.constexpr, EARLY: tl.constexpr = False):
     """Zero ``n`` int64 words: a cLN launch's scratch, launched only where the cLN kernel
     behind it is its programmatic dependent (``_scratch``).  Launched itself as a dependent of
     the launch before it (``CLN_PDL_ZERO``) it first waits for that one to finish: the cLN
     kernel reads its inputs before its own wait, and the scratch may be memory that launch
-    still uses.  In a plain launch the wait is a no-op."""
-    tl.extra.cuda.gdc_wait()
-    tl.extra.cuda.gdc_launch_dependents()  # the cLN kernel waits for these stores itself
+    still uses.  In a plain launch the wait is a no-op.  With ``EARLY`` (``CLN_PDL_EARLY``) it
+    lets the cLN kernel launch first: that one then waits before it reads anything."""
+    if EARLY:
+        tl.extra.cuda.gdc_launch_dependents()
+        tl.extra.cuda.gdc_wait()
+    else:
+        tl.extra.cuda.gdc_wait()
+        tl.extra.cuda.gdc_launch_dependents()  # the cLN kernel waits for these stores itself
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(scr_ptr + offs, tl.zeros([BLOCK], tl.int64), mask=offs < n)
 
@@ -788,18 +799,20 @@ def _tile_start(
     STAGGER: tl.constexpr,
     TIMELINE: tl.constexpr,
     GDC: tl.constexpr,
+    WAIT_FIRST: tl.constexpr = False,
 ):
     """Both cLN kernels' start: the ticket (``_ticket``), the first wave's stagger, and with
     ``TIMELINE`` the stamps before the ticket and after it -> (b, i, j, s0, s1).  With ``GDC``
     the launch behind may start (the backward's column sums), and an atomic ticket first waits
     for the scratch's zeroing (with tickets by program id the kernel waits later,
-    ``_gdc_wait`` before its first scratch word)."""
+    ``_gdc_wait`` before its first scratch word; with ``WAIT_FIRST``, ``CLN_PDL_EARLY``, it
+    waits before anything)."""
     s0 = tl.zeros([], tl.int64)
     s1 = tl.zeros([], tl.int64)
     if TIMELINE:
         s0 = _stamp(tl.program_id(0))
     _gdc_launch_dependents(GDC)
-    if ATOMIC:
+    if ATOMIC or WAIT_FIRST:
         _gdc_wait(GDC)
     k, b, i, j = _ticket(scr_ptr, B, NTB, REVERSE, RUN, ATOMIC)
     if STAGGER:
@@ -850,9 +863,21 @@ def _cln_fwd_kernel(
     GDC: tl.constexpr = False,
     LD_EV: tl.constexpr = "",
     ST_CM: tl.constexpr = "",
+    WAIT_FIRST: tl.constexpr = False,
 ):
     b, i, j, s0, s1 = _tile_start(
-        scr_ptr, B, NTB, stagger_ns, stagger_w, False, RUN, TICKET_ATOMIC, STAGGER, TIMELINE, GDC
+        scr_ptr,
+        B,
+        NTB,
+        stagger_ns,
+        stagger_w,
+        False,
+        RUN,
+        TICKET_ATOMIC,
+        STAGGER,
+        TIMELINE,
+        GDC,
+        WAIT_FIRST,
     )
     t_ptr = scr_ptr + SCR_OFF + b * NTB  # this sequence's tile aggregate words
     g_ptr = scr_ptr + SCR_OFF + B * NTB + b * NG  # and its group words
@@ -1114,10 +1139,22 @@ def _cln_bwd_kernel(
     GDC: tl.constexpr = False,
     LD_EV: tl.constexpr = "",
     ST_CM: tl.constexpr = "",
+    WAIT_FIRST: tl.constexpr = False,
 ):
     # Tickets from the last tile backwards: a tile waits only on later tiles (smaller tickets).
     b, i, j, s0, s1 = _tile_start(
-        scr_ptr, B, NTB, stagger_ns, stagger_w, True, RUN, TICKET_ATOMIC, STAGGER, TIMELINE, GDC
+        scr_ptr,
+        B,
+        NTB,
+        stagger_ns,
+        stagger_w,
+        True,
+        RUN,
+        TICKET_ATOMIC,
+        STAGGER,
+        TIMELINE,
+        GDC,
+        WAIT_FIRST,
     )
     tile = b * NTB + i
     prow = tile.to(tl.int64) * PW  # this tile's row of dgamma / dbeta partials
@@ -1702,13 +1739,21 @@ def _pdl_kw(pdl: bool) -> dict[str, object]:
     return {"launch_pdl": True} if pdl else {}
 
 
+def _pdl_early() -> bool:
+    """``CLN_PDL_EARLY`` in force: the zero kernel, itself a dependent, lets the cLN kernel
+    launch before it waits, so the cLN kernel must wait before it reads anything."""
+    return CLN_PDL_ZERO and CLN_PDL_EARLY
+
+
 def _scratch(n: int, x: Tensor, pdl: bool) -> Tensor:
     """``n`` zeroed int64 scratch words on ``x``'s device, zeroed by ``_zero_kernel`` where the
     cLN kernel behind launches as its dependent (``pdl``), else by ``torch.zeros``."""
     if not pdl:
         return torch.zeros(n, dtype=torch.int64, device=x.device)
     scr = torch.empty(n, dtype=torch.int64, device=x.device)
-    _zero_kernel[(triton.cdiv(n, 1024),)](scr, n, BLOCK=1024, num_warps=4, **_pdl_kw(CLN_PDL_ZERO))
+    _zero_kernel[(triton.cdiv(n, 1024),)](
+        scr, n, BLOCK=1024, EARLY=_pdl_early(), num_warps=4, **_pdl_kw(CLN_PDL_ZERO)
+    )
     return scr
 
 
@@ -1772,6 +1817,7 @@ def cln_forward(
         GDC=pdl,
         LD_EV=CLN_TILE_EVICT,
         ST_CM=CLN_OUT_CACHE,
+        WAIT_FIRST=pdl and _pdl_early(),
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
         **_pdl_kw(pdl),
@@ -1848,6 +1894,7 @@ def cln_backward(
         GDC=pdl,
         LD_EV=CLN_TILE_EVICT,
         ST_CM=CLN_OUT_CACHE,
+        WAIT_FIRST=pdl and _pdl_early(),
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
         **_pdl_kw(pdl),
