@@ -403,7 +403,7 @@ def test_pdl_leaves_the_output_unchanged(tdevice, atomic, early):
         return *f1, *f2, *bw
 
     tickets = {"CLN_PID_MIN_TILES_PER_SM": 10**9 if atomic else 0}
-    with knobs(K, {**tickets, "CLN_PDL_EARLY": early}):
+    with knobs(K, {**tickets, "CLN_PDL_EARLY": ("fwd", "bwd") if early else ()}):
         with knobs(K, {"CLN_PDL": False}):
             assert not K._pdl(x)
             ref = run()

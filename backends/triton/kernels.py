@@ -316,12 +316,15 @@ CLN_PDL = True
 #: bf16 within 0.6 us; the (80, 64, 301) seed's forward 9.9 -> 8.9
 #: (nvidia-h200-s26c-tune-{zero26-1,zero26-2,seed26}.log).
 CLN_PDL_ZERO = True
-#: With ``CLN_PDL_ZERO``: the zero kernel lets the cLN kernel launch before it waits (instead of
-#: after), and the cLN kernels wait before they read anything (instead of after their tile is
-#: loaded and reduced).  The cLN kernel's programs are then resident and waiting when the launch
-#: before the zero kernel ends, instead of being launched only then; the price is that the zero
-#: kernel's own end is on the path to the first load.
-CLN_PDL_EARLY = False
+#: With ``CLN_PDL_ZERO``: the directions ("fwd", "bwd") whose zero kernel lets the cLN kernel
+#: launch before it waits (instead of after), the cLN kernel then waiting before it reads
+#: anything (instead of after its tile is loaded and reduced).  The cLN kernel's programs are
+#: then resident and waiting when the launch before the zero kernel ends, instead of being
+#: launched only then; the price is that the zero kernel's own end is on the path to the first
+#: load.  ``CLN_PDL_EARLY_ATOMIC``: also in grids whose tiles come from the atomic counter
+#: (``_atomic_tickets``: those wait before their ticket anyway).
+CLN_PDL_EARLY: tuple[str, ...] = ()
+CLN_PDL_EARLY_ATOMIC = True
 #: Cache hints of the tiles read once (held in registers: one channel block) and of the
 #: outputs: the L2 eviction policy of the x / dy loads ("" or "evict_first") and the cache
 #: modifier of the y / dx stores ("" or ".cs", streaming).  Off: measured to lose.  H200,
@@ -1739,20 +1742,25 @@ def _pdl_kw(pdl: bool) -> dict[str, object]:
     return {"launch_pdl": True} if pdl else {}
 
 
-def _pdl_early() -> bool:
-    """``CLN_PDL_EARLY`` in force: the zero kernel, itself a dependent, lets the cLN kernel
-    launch before it waits, so the cLN kernel must wait before it reads anything."""
-    return CLN_PDL_ZERO and CLN_PDL_EARLY
+def _pdl_early(pdl: bool, direction: str, atomic: bool) -> bool:
+    """``CLN_PDL_EARLY`` in force for this launch: the zero kernel, itself a dependent, lets the
+    cLN kernel launch before it waits, so the cLN kernel must wait before it reads anything."""
+    return (
+        pdl
+        and CLN_PDL_ZERO
+        and direction in CLN_PDL_EARLY
+        and (CLN_PDL_EARLY_ATOMIC or not atomic)
+    )
 
 
-def _scratch(n: int, x: Tensor, pdl: bool) -> Tensor:
+def _scratch(n: int, x: Tensor, pdl: bool, early: bool = False) -> Tensor:
     """``n`` zeroed int64 scratch words on ``x``'s device, zeroed by ``_zero_kernel`` where the
     cLN kernel behind launches as its dependent (``pdl``), else by ``torch.zeros``."""
     if not pdl:
         return torch.zeros(n, dtype=torch.int64, device=x.device)
     scr = torch.empty(n, dtype=torch.int64, device=x.device)
     _zero_kernel[(triton.cdiv(n, 1024),)](
-        scr, n, BLOCK=1024, EARLY=_pdl_early(), num_warps=4, **_pdl_kw(CLN_PDL_ZERO)
+        scr, n, BLOCK=1024, EARLY=early, num_warps=4, **_pdl_kw(CLN_PDL_ZERO)
     )
     return scr
 
@@ -1772,7 +1780,9 @@ def cln_forward(
     p = _cln_plan(x, forward=True)
     # Ticket counter, then the tiles' and the groups' words; zeroed = "not published".
     pdl = _pdl(x)
-    scr = _scratch(_SCR_OFF + B * (p.ntb + p.ng), x, pdl)
+    atomic = _atomic_tickets(x, p)
+    early = _pdl_early(pdl, "fwd", atomic)
+    scr = _scratch(_SCR_OFF + B * (p.ntb + p.ng), x, pdl, early)
     if state is not None:
         cnt, m0, M0 = state
     else:
@@ -1808,7 +1818,7 @@ def cln_forward(
         G=p.group,
         CHUNK=p.chunk,
         RUN=CLN_TICKET_RUN,
-        TICKET_ATOMIC=_atomic_tickets(x, p),
+        TICKET_ATOMIC=atomic,
         ABLATE=_DIAG_ABLATE,
         PAIRS=p.pairs,
         ASM=x.device.type == "cuda",
@@ -1817,7 +1827,7 @@ def cln_forward(
         GDC=pdl,
         LD_EV=CLN_TILE_EVICT,
         ST_CM=CLN_OUT_CACHE,
-        WAIT_FIRST=pdl and _pdl_early(),
+        WAIT_FIRST=early,
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
         **_pdl_kw(pdl),
@@ -1840,7 +1850,9 @@ def cln_backward(
     B, C, T = x.shape
     p = _cln_plan(x, forward=False)
     pdl = _pdl(x)
-    scr = _scratch(_SCR_OFF + 3 * B * (p.ntb + p.ng), x, pdl)
+    atomic = _atomic_tickets(x, p)
+    early = _pdl_early(pdl, "bwd", atomic)
+    scr = _scratch(_SCR_OFF + 3 * B * (p.ntb + p.ng), x, pdl, early)
     # Per-tile partials of dgamma and dbeta side by side in one (tiles, PW) buffer, indexed by
     # tile (not ticket): the fixed-order column sum below is then deterministic, and one
     # launch sums both.
@@ -1848,7 +1860,6 @@ def cln_backward(
     parts = torch.empty((p.nt, pw), dtype=torch.float32, device=x.device) if pw else dx
     dgp = parts if dgamma is not None else dx
     dbp = parts[:, C:] if dgamma is not None and dbeta is not None else parts
-    atomic = _atomic_tickets(x, p)
     # Staggered only by program id: with the atomic counter it was measured to lose
     # (CLN_BWD_STAGGER_NS).
     st = _stagger_args(x, p, 0 if atomic else CLN_BWD_STAGGER_NS, "bwd")
@@ -1894,7 +1905,7 @@ def cln_backward(
         GDC=pdl,
         LD_EV=CLN_TILE_EVICT,
         ST_CM=CLN_OUT_CACHE,
-        WAIT_FIRST=pdl and _pdl_early(),
+        WAIT_FIRST=early,
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
         **_pdl_kw(pdl),
