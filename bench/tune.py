@@ -67,15 +67,10 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "no pdl": {"CLN_PDL": False},
         # The zero kernel at the chain's head launched plainly (before session 26).
         "zero plain": {"CLN_PDL_ZERO": False},
-        # The zero kernel lets the cLN kernel launch before it waits; the cLN kernel waits first
-        # (both directions, the forward only; only where tiles go by program id).
-        "pdl early": {"CLN_PDL_EARLY": ("fwd", "bwd")},
-        "pdl early fwd": {"CLN_PDL_EARLY": ("fwd",)},
-        "pdl early bwd": {"CLN_PDL_EARLY": ("bwd",)},
-        "pdl early pid": {"CLN_PDL_EARLY": ("fwd", "bwd"), "CLN_PDL_EARLY_ATOMIC": False},
-        # ... with the forward's first wave staggered 2 or 4 us in all instead of 3.
-        "pdl early st2": {"CLN_PDL_EARLY": ("fwd", "bwd"), "CLN_FWD_STAGGER_NS": 2000},
-        "pdl early st4": {"CLN_PDL_EARLY": ("fwd", "bwd"), "CLN_FWD_STAGGER_NS": 4000},
+        # CLN_PDL_EARLY (the zero kernel lets the cLN kernel launch before it waits; the cLN
+        # kernel waits first): off, in both directions (the default: the forward only).
+        "no early": {"CLN_PDL_EARLY": ()},
+        "early both": {"CLN_PDL_EARLY": ("fwd", "bwd")},
         # Cache hints: the tiles read with an L2 evict_first policy, the outputs stored .cs.
         "ld evict_first": {"CLN_TILE_EVICT": "evict_first"},
         "st cs": {"CLN_OUT_CACHE": ".cs"},
@@ -184,7 +179,8 @@ SEED_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "no pdl": {"CLN_PDL": False},
         # The zero kernel at the chain's head launched plainly (before session 26).
         "zero plain": {"CLN_PDL_ZERO": False},
-        "pdl early": {"CLN_PDL_EARLY": ("fwd", "bwd")},
+        # CLN_PDL_EARLY at the seed's atomic tickets too (CLN_PDL_EARLY_ATOMIC).
+        "pdl early": {"CLN_PDL_EARLY_ATOMIC": True},
         # Tiles by program id at the seed's one wave too (CLN_PID_MIN_TILES_PER_SM's rule).
         "pid": {"CLN_PID_MIN_TILES_PER_SM": 0},
     },

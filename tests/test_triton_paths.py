@@ -403,7 +403,8 @@ def test_pdl_leaves_the_output_unchanged(tdevice, atomic, early):
         return *f1, *f2, *bw
 
     tickets = {"CLN_PID_MIN_TILES_PER_SM": 10**9 if atomic else 0}
-    with knobs(K, {**tickets, "CLN_PDL_EARLY": ("fwd", "bwd") if early else ()}):
+    order = {"CLN_PDL_EARLY": ("fwd", "bwd") if early else (), "CLN_PDL_EARLY_ATOMIC": early}
+    with knobs(K, {**tickets, **order}):
         with knobs(K, {"CLN_PDL": False}):
             assert not K._pdl(x)
             ref = run()

@@ -322,9 +322,16 @@ CLN_PDL_ZERO = True
 #: then resident and waiting when the launch before the zero kernel ends, instead of being
 #: launched only then; the price is that the zero kernel's own end is on the path to the first
 #: load.  ``CLN_PDL_EARLY_ATOMIC``: also in grids whose tiles come from the atomic counter
-#: (``_atomic_tickets``: those wait before their ticket anyway).
-CLN_PDL_EARLY: tuple[str, ...] = ()
-CLN_PDL_EARLY_ATOMIC = True
+#: (``_atomic_tickets``; they wait before their ticket anyway).  H200, bench.tune, four rounds
+#: in two calls, us, default -> early forward: forward fp32 76.6-76.8 -> 76.3-76.7 at
+#: (16, 512, 4000), 41.1-41.3 -> 40.7 at (4, 256, 16000), 42.7-43.0 -> 42.0-42.3 at
+#: (2, 128, 64000); bf16 within 0.2 us at (16, 512, 4000), 0.4-0.6 faster at the others;
+#: fwd+bwd fp32 203.2-204.6 -> 204.0-204.4 (both directions: 203.2-203.5 -> 204.3-204.9),
+#: 109.3-110.2 -> 108.2-108.4, 113.1-113.4 -> 111.8-112.6; bf16 within 0.5 us.  The backward
+#: early as well gained nothing more; the (80, 64, 301) seed's forward (atomic tickets), early:
+#: 8.9 -> 9.4 (nvidia-h200-s27-tune-*.log, nvidia-h200-s27b-tune-early27b-{1,2}.log).
+CLN_PDL_EARLY: tuple[str, ...] = ("fwd",)
+CLN_PDL_EARLY_ATOMIC = False
 #: Cache hints of the tiles read once (held in registers: one channel block) and of the
 #: outputs: the L2 eviction policy of the x / dy loads ("" or "evict_first") and the cache
 #: modifier of the y / dx stores ("" or ".cs", streaming).  Off: measured to lose.  H200,
