@@ -170,6 +170,8 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # are the refill at 2 and 3 stages there), automatic and at 2 stages.
         "D1": {"CLN_STREAM_LEAD": 1},
         "D1 S2": {"CLN_STREAM_LEAD": 1, "CLN_STREAM_STAGES": 2},
+        # Plain launches and a memset instead of the chain by programmatic dependent launch.
+        "no pdl": {"CLN_PDL": 0},
     },
 }
 SEED_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
@@ -194,6 +196,7 @@ SEED_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "S2": {"CLN_STREAM_STAGES": 2},
         "ppr4 S2": {"CLN_STREAM_PPR": 4, "CLN_STREAM_STAGES": 2},
         "ppr8 S2": {"CLN_STREAM_PPR": 8, "CLN_STREAM_STAGES": 2},
+        "no pdl": {"CLN_PDL": 0},
     },
 }
 RMS_BWD_VARIANTS: dict[str, dict[str, dict[str, object]]] = {

@@ -237,6 +237,71 @@ def cln_forward_tolerance(
     return conditioned_tolerance(dtype, C * T, ref, kappa, dc)
 
 
+def cln_fwd_outputs(x: Tensor) -> tuple[Tensor, ...]:
+    """NaN-poisoned outputs of a raw cLN forward (``common.kernel_api``) of float32 ``x``: (y,
+    mean, rstd, the last frame's M2)."""
+    B, C, T = x.shape
+    nan = float("nan")
+    return (
+        torch.full_like(x, nan),
+        torch.full((B, T), nan, device=x.device),
+        torch.full((B, T), nan, device=x.device),
+        torch.full((B,), nan, device=x.device),
+    )
+
+
+def cln_bwd_outputs(x: Tensor) -> tuple[Tensor, ...]:
+    """NaN-poisoned outputs of a raw cLN backward of float32 ``x``: (dx, dgamma, dbeta)."""
+    C = x.shape[1]
+    nan = float("nan")
+    return (
+        torch.full_like(x, nan),
+        torch.full((C,), nan, device=x.device),
+        torch.full((C,), nan, device=x.device),
+    )
+
+
+def check_cln_chain_unchanged(
+    kernels: object, x: Tensor, plain: contextlib.AbstractContextManager[object]
+) -> None:
+    """A backend's raw cLN calls (``kernels``: its module with ``cln_forward`` and
+    ``cln_backward``) back to back give bitwise the outputs they give inside ``plain`` (a
+    context in which the backend launches them without chaining, e.g. its ``CLN_PDL`` off),
+    eagerly and replayed from a CUDA graph (on the GPU).  The chain: a forward, a forward of
+    that forward's output, and a backward that reads the first forward's statistics, every
+    output allocated (and NaN-poisoned) first, so that the launches follow each other
+    directly; a launch that reads its input before the one writing it has finished shows."""
+    C = x.shape[1]
+    gen, seed = new_generator()
+    g = torch.rand(C, generator=gen).to(x.device) + 0.5
+    b = torch.randn(C, generator=gen).to(x.device)
+    dy = torch.randn(x.shape, generator=gen).to(x.device)
+
+    def run() -> tuple[Tensor, ...]:
+        f1, f2, bw = cln_fwd_outputs(x), cln_fwd_outputs(x), cln_bwd_outputs(x)
+        kernels.cln_forward(x, g, b, 1e-5, None, *f1)  # type: ignore[attr-defined]
+        kernels.cln_forward(f1[0], g, b, 1e-5, None, *f2)  # type: ignore[attr-defined]
+        kernels.cln_backward(dy, x, g, f1[1], f1[2], None, *bw)  # type: ignore[attr-defined]
+        return *f1, *f2, *bw
+
+    with plain:
+        ref = run()
+    outs = [run()]
+    if x.device.type == "cuda":
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            captured = run()
+        for a in captured:
+            a.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        outs.append(captured)
+    assert not any(torch.isnan(r).any() for r in ref), f"NaN in the plain outputs (seed={seed})"
+    for how, got in zip(("eager", "graph"), outs, strict=False):
+        for i, (a, r) in enumerate(zip(got, ref, strict=True)):
+            assert torch.equal(a, r), f"chained output {i} differs ({how}, seed={seed})"
+
+
 def random_splits(T: int, rng: random.Random) -> list[int]:
     """Random chunk lengths summing to T, always including some of length 1."""
     sizes = []

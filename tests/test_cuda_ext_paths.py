@@ -156,3 +156,29 @@ def test_rmsnorm_backward(cdevice, name, shape, dtype):
         harness.check_rmsnorm_backward("cuda_ext", cdevice, shape, dtype)
         if name in ("auto", "general"):
             harness.check_rmsnorm_backward("cuda_ext", cdevice, shape, dtype, strided=True)
+
+
+# The launches chained by programmatic dependent launch (CLN_PDL, sm_90+): each family at a
+# shape it takes ((4, 64, 32768): 1024+ backward tiles, so the column sums take both launches;
+# the resident forward at a sequence it holds), against plain launches and a memset.
+@pytest.mark.parametrize(
+    "name, shape",
+    [
+        ("auto", (4, 64, 32768)),
+        ("regs", (4, 64, 32768)),
+        ("stream-cp.async", (4, 64, 32768)),
+        ("resident", (4, 64, 300)),
+    ],
+    ids=str,
+)
+def test_pdl_leaves_the_output_unchanged(cdevice, name, shape):
+    """A forward, a forward of its output and a backward, launched back to back with
+    ``CLN_PDL`` (every launch a programmatic dependent of the one before it, the workspace
+    zeroed by a kernel that lets the cLN kernel launch before it waits), give bitwise the
+    outputs of plain launches, eagerly and replayed from a CUDA graph."""
+    from backends.cuda_ext import kernels as K
+    from bench.tune import knobs
+
+    x = torch.randn(shape, device=cdevice) + 0.5
+    with variant(name), knobs(K, {"CLN_PDL": 1}):
+        harness.check_cln_chain_unchanged(K, x, knobs(K, {"CLN_PDL": 0}))

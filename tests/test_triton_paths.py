@@ -264,33 +264,9 @@ def test_resident_per_sm(n_regs, warps, shared, want):
     assert K._resident_per_sm(n_regs, warps, shared, 65536, 2048, 233472) == want
 
 
-def _fwd_outputs(x: Tensor) -> tuple[Tensor, ...]:
-    """NaN-poisoned outputs of a cLN forward of float32 ``x``: (y, mean, rstd, the last frame's
-    M2)."""
-    B, C, T = x.shape
-    nan = float("nan")
-    return (
-        torch.full_like(x, nan),
-        torch.full((B, T), nan, device=x.device),
-        torch.full((B, T), nan, device=x.device),
-        torch.full((B,), nan, device=x.device),
-    )
-
-
-def _bwd_outputs(x: Tensor) -> tuple[Tensor, ...]:
-    """NaN-poisoned outputs of a cLN backward of float32 ``x``: (dx, dgamma, dbeta)."""
-    C = x.shape[1]
-    nan = float("nan")
-    return (
-        torch.full_like(x, nan),
-        torch.full((C,), nan, device=x.device),
-        torch.full((C,), nan, device=x.device),
-    )
-
-
 def _triton_cln_fwd(K, x: Tensor, g: Tensor, b: Tensor | None) -> tuple[Tensor, ...]:
-    """The Triton cLN forward of ``x`` (eps 1e-5, no state) into ``_fwd_outputs``."""
-    out = _fwd_outputs(x)
+    """The Triton cLN forward of ``x`` (eps 1e-5, no state) into ``harness.cln_fwd_outputs``."""
+    out = harness.cln_fwd_outputs(x)
     K.cln_forward(x, g, b, 1e-5, None, *out)
     return out
 
@@ -298,8 +274,8 @@ def _triton_cln_fwd(K, x: Tensor, g: Tensor, b: Tensor | None) -> tuple[Tensor, 
 def _triton_cln_bwd(
     K, dy: Tensor, x: Tensor, g: Tensor, mean: Tensor, rstd: Tensor
 ) -> tuple[Tensor, ...]:
-    """The Triton cLN backward (no state count) into ``_bwd_outputs``."""
-    out = _bwd_outputs(x)
+    """The Triton cLN backward (no state count) into ``harness.cln_bwd_outputs``."""
+    out = harness.cln_bwd_outputs(x)
     K.cln_backward(dy, x, g, mean, rstd, None, *out)
     return out
 
@@ -385,46 +361,16 @@ def test_pdl_leaves_the_output_unchanged(tdevice, atomic, early):
 
     cuda = tdevice.type == "cuda"
     shape = (4, 64, 32768) if cuda else (2, 8, 64)
-    C = shape[1]
-    x = torch.randn(shape, device=tdevice) + 0.5
-    dy = torch.randn(shape, device=tdevice)
-    g = torch.rand(C, device=tdevice) + 0.5
-    b = torch.randn(C, device=tdevice)
-
-    def run() -> tuple[Tensor, ...]:
-        # Every output allocated (and poisoned) first, so that the launches follow each other
-        # directly: the second forward reads the first one's output, and the backward its
-        # statistics, before their waits; their heads (the zero kernels, themselves dependents
-        # with ``CLN_PDL_ZERO``) must not let them launch before those writes are done.
-        f1, f2, bw = _fwd_outputs(x), _fwd_outputs(x), _bwd_outputs(x)
-        K.cln_forward(x, g, b, 1e-5, None, *f1)
-        K.cln_forward(f1[0], g, b, 1e-5, None, *f2)
-        K.cln_backward(dy, x, g, f1[1], f1[2], None, *bw)
-        return *f1, *f2, *bw
-
     tickets = {"CLN_PID_MIN_TILES_PER_SM": 10**9 if atomic else 0}
     order = {"CLN_PDL_EARLY": ("fwd", "bwd") if early else (), "CLN_PDL_EARLY_ATOMIC": early}
     with knobs(K, {**tickets, **order}):
-        with knobs(K, {"CLN_PDL": False}):
-            assert not K._pdl(x)
-            ref = run()
+        x = torch.randn(shape, device=tdevice) + 0.5
+        assert K._atomic_tickets(x, K._cln_plan(x, forward=True)) == atomic
         on = cuda and torch.cuda.get_device_capability(tdevice)[0] >= 9 and K._triton_has_pdl()
         assert K._pdl(x) == on
-        assert K._atomic_tickets(x, K._cln_plan(x, forward=True)) == atomic
-        outs = [run()]
-        if cuda:
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
-                captured = run()
-            for a in captured:
-                a.fill_(float("nan"))
-            graph.replay()
-            torch.cuda.synchronize()
-            outs.append(captured)
-    assert not any(torch.isnan(r).any() for r in ref)
-    for got in outs:
-        for a, r in zip(got, ref, strict=True):
-            assert torch.equal(a, r)
+        with knobs(K, {"CLN_PDL": False}):
+            assert not K._pdl(x)
+        harness.check_cln_chain_unchanged(K, x, knobs(K, {"CLN_PDL": False}))
 
 
 def test_ticket_rule(tdevice):

@@ -112,6 +112,13 @@ CLN_STREAM_TMA = 0
 #                    CLN_STREAM_* knob is forced; 1: always (raises past ~200 KB);
 #                    -1: never.
 CLN_RESIDENT = 0
+# CLN_PDL            1: each call's launches chained by programmatic dependent launch on
+#                    sm_90+ (the workspace zeroed by a kernel instead of a memset; the zero
+#                    kernel, the cLN kernel and the backward's column sums each launched as a
+#                    dependent of the launch before it, every kernel waiting for that one
+#                    before it reads anything, csrc/launch_util.h launch_ex); 0: plain
+#                    launches and a memset.
+CLN_PDL = 1
 # RMS_BWD_STAGES     RMSNorm backward of fp32 / fp16 / bf16 rows of N <= 8192 (a
 #                    multiple of 16 bytes): the row kernel (include/rmsnorm_kernels.cuh,
 #                    rms_bwd_row_kernel) with 0: automatic (no ring: a ring of 2-3
@@ -279,6 +286,7 @@ def cln_forward(
         CLN_STREAM_LEAD,
         CLN_RESIDENT,
         CLN_STREAM_TMA,
+        CLN_PDL,
     )
 
 
@@ -308,6 +316,7 @@ def cln_backward(
         CLN_STREAM_STAGES,
         CLN_STREAM_LEAD,
         CLN_STREAM_TMA,
+        CLN_PDL,
     )
 
 
@@ -319,9 +328,11 @@ def cln_knobs(
     stream_lead: int | None = None,
     resident: int | None = None,
     stream_tma: int | None = None,
+    pdl: int | None = None,
 ) -> Iterator[None]:
     """Set the cLN knobs ``CLN_GROUP_TILES``, ``CLN_STREAM_PPR``, ``CLN_STREAM_STAGES``,
-    ``CLN_STREAM_LEAD``, ``CLN_RESIDENT`` and ``CLN_STREAM_TMA`` for the calls inside the block.
+    ``CLN_STREAM_LEAD``, ``CLN_RESIDENT``, ``CLN_STREAM_TMA`` and ``CLN_PDL`` for the calls
+    inside the block.
 
     ``None`` keeps a knob as it is; the previous values come back on exit.  For a
     sweep on the GPU, e.g. ``with cln_knobs(group_tiles=512): t = time(...)``.
@@ -334,6 +345,7 @@ def cln_knobs(
         "CLN_STREAM_LEAD": stream_lead,
         "CLN_RESIDENT": resident,
         "CLN_STREAM_TMA": stream_tma,
+        "CLN_PDL": pdl,
     }
     module = globals()
     saved = {name: module[name] for name in want}
@@ -599,7 +611,7 @@ def bench(device: torch.device | None = None) -> None:
     print(
         f"cLN knobs: CLN_GROUP_TILES={CLN_GROUP_TILES} CLN_STREAM_PPR={CLN_STREAM_PPR} "
         f"CLN_STREAM_STAGES={CLN_STREAM_STAGES} CLN_STREAM_LEAD={CLN_STREAM_LEAD} "
-        f"CLN_STREAM_TMA={CLN_STREAM_TMA}"
+        f"CLN_STREAM_TMA={CLN_STREAM_TMA} CLN_PDL={CLN_PDL}"
     )
     for dtype in (torch.float32, torch.bfloat16):
         acc = acc_dtype(dtype)

@@ -6,16 +6,18 @@ namespace {
 using namespace cln_detail;
 
 template <typename T, typename P, typename Cf>
-void launch(const RegPath<Cf>&, ClnBwdArgs<T, P>& a, long long ntot, cudaStream_t st) {
+void launch(const RegPath<Cf>&, ClnBwdArgs<T, P>& a, long long ntot, cudaStream_t st, bool pdl) {
   using G = ClnGeom<T, Cf::TPR, Cf::R>;
   static_assert(Cf::kCap == G::CR, "table capacity must match the kernel geometry");
   a.nchunks = static_cast<int>(cdiv(a.C, G::CR));
   auto* kernel = &cln_bwd_kernel<T, P, Cf::TPR, Cf::R, Cf::KEEP, Cf::MB>;
-  NORMK_LAUNCH(kernel, static_cast<unsigned>(ntot), G::NTT, 0, st)(a);  // one block per tile
+  launch_ex(kernel, dim3(static_cast<unsigned>(ntot)), dim3(G::NTT), 0, st, pdl, false, a,
+            "cln_backward kernel launch");  // one block per tile
 }
 
 template <typename T, typename P, int PPR>
-void launch(const StreamPath<PPR>& path, ClnBwdArgs<T, P>& a, long long ntot, cudaStream_t st) {
+void launch(const StreamPath<PPR>& path, ClnBwdArgs<T, P>& a, long long ntot, cudaStream_t st,
+            bool pdl) {
   using A = acc_t<T>;
   const bool stats16 = aligned16(a.mean) && aligned16(a.rstd);
   a.cbox = stream_tma_cbox<T>(a.C, PPR, true, a.vec != 0, stats16, path.tma, "cln_backward");
@@ -35,7 +37,7 @@ void launch(const StreamPath<PPR>& path, ClnBwdArgs<T, P>& a, long long ntot, cu
   // plans have 2-3 blocks per SM take the 256-thread kernel and did not change.
   stream_launch_roles(&cln_bwd_stream_kernel<T, P, PPR, StreamRolesStd>,
                       &cln_bwd_stream_kernel<T, P, PPR, StreamRolesWide>, path.sp, ntot, st, a,
-                      "cln_backward");
+                      "cln_backward", pdl);
 }
 
 template <typename T, typename P, typename Path>
@@ -61,7 +63,8 @@ void bwd_impl(const ClnBwdCall& c, const Path& path, void* ws, size_t ws_bytes, 
   a.L = static_cast<int>(c.L);
   a.vec = c.L % PackInfo<T>::V == 0 && aligned16(c.x) && aligned16(c.dy) && aligned16(c.dx);
   set_prefix_workspace<decltype(a), A>(a, su.p, l, w);
-  launch(path, a, ntot, st);
+  const bool pdl = use_pdl(c);
+  launch(path, a, ntot, st, pdl);
   check_launch("cln_backward kernel launch");
   if (partials) {
     // dgamma = sum over tiles of partial[:, 0, :], dbeta of partial[:, 1, :].
@@ -69,7 +72,7 @@ void bwd_impl(const ClnBwdCall& c, const Path& path, void* ws, size_t ws_bytes, 
     A* dg = c.dgamma ? static_cast<A*>(c.dgamma) : sink;
     A* db = c.dbeta ? static_cast<A*>(c.dbeta) : sink + c.C;
     colsum<A>(a.partial, ntot, static_cast<int>(2 * c.C), dg, db, static_cast<int>(c.C),
-              reinterpret_cast<A*>(w + l.scratch), st);
+              reinterpret_cast<A*>(w + l.scratch), st, pdl);
   }
 }
 

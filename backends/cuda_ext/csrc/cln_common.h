@@ -305,10 +305,10 @@ void with_ppr(std::integer_sequence<int, Ps...>, int ppr, F&& f) {
 // instead of hanging, e.g. where MPS or another context holds part of the
 // GPU).  The CPU emulator runs blocks one after another, where a block
 // waiting on a later block's tile would wait forever: there one block takes
-// every tile.
+// every tile.  `pdl`: a programmatic dependent of the launch before it (launch_ex).
 template <typename K, typename Args>
 void stream_launch(K* kernel_fn, int threads, const StreamPlan& sp, long long ntot, cudaStream_t st,
-                   Args& a, const char* op) {
+                   Args& a, const char* op, bool pdl) {
   a.nchunks = 1;
   a.nstages = sp.stages;
   a.lead = sp.lead;
@@ -324,10 +324,8 @@ void stream_launch(K* kernel_fn, int threads, const StreamPlan& sp, long long nt
   (void)grid;
   NORMK_LAUNCH(kernel_fn, 1u, static_cast<unsigned>(threads), sp.smem, st)(a);
 #else
-  void* params[] = {&a};
-  check_cuda(cudaLaunchCooperativeKernel(kernel, dim3(grid), dim3(threads), params,
-                                         sp.smem, st),
-             (std::string(op) + " streaming kernel launch").c_str());
+  launch_ex(kernel_fn, dim3(grid), dim3(threads), sp.smem, st, pdl, true, a,
+            (std::string(op) + " streaming kernel launch").c_str());
 #endif
 }
 
@@ -341,11 +339,11 @@ inline bool stream_one_block(const StreamPlan& sp) {
 // the 512-thread form where one block per SM is all that fits.
 template <typename K, typename Args>
 void stream_launch_roles(K* std_fn, K* wide_fn, const StreamPlan& sp, long long ntot,
-                         cudaStream_t st, Args& a, const char* op) {
+                         cudaStream_t st, Args& a, const char* op, bool pdl) {
   if (stream_one_block(sp))
-    stream_launch(wide_fn, StreamRolesWide::kThreads, sp, ntot, st, a, op);
+    stream_launch(wide_fn, StreamRolesWide::kThreads, sp, ntot, st, a, op, pdl);
   else
-    stream_launch(std_fn, StreamRolesStd::kThreads, sp, ntot, st, a, op);
+    stream_launch(std_fn, StreamRolesStd::kThreads, sp, ntot, st, a, op, pdl);
 }
 
 // Whether a streaming call takes its tiles through the TMA (include/tma.cuh),
@@ -423,6 +421,12 @@ bool use_resident(const ClnFwdCall& c, const char* op) {
   return !forced && bytes <= static_cast<long long>(kResidentAutoBytes);
 }
 
+// Whether a call chains its launches by programmatic dependent launch (ClnFwdCall::pdl).
+template <typename Call>
+bool use_pdl(const Call& c) {
+  return c.pdl > 0 && pdl_supported();
+}
+
 // A call's cross-tile plan and workspace (both directions): checks the sizes
 // and the workspace, zeroes what needs it (on the call's stream).
 struct Setup {
@@ -440,8 +444,7 @@ Setup setup_call(const Call& c, const char* op, int bt, size_t acc, bool partial
   if (ws_bytes < s.l.total)
     throw std::runtime_error(std::string("cuda_ext: ") + op + ": workspace too small");
   s.w = static_cast<char*>(ws);
-  check_cuda(cudaMemsetAsync(s.w, 0, s.l.zero_bytes, st),
-             (std::string(op) + " workspace memset").c_str());
+  zero_workspace(s.w, s.l.zero_bytes, st, use_pdl(c), (std::string(op) + " workspace zeroing").c_str());
   return s;
 }
 

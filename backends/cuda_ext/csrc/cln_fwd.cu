@@ -8,16 +8,18 @@ namespace {
 using namespace cln_detail;
 
 template <typename T, typename P, typename Cf>
-void launch(const RegPath<Cf>&, ClnFwdArgs<T, P>& a, long long ntot, cudaStream_t st) {
+void launch(const RegPath<Cf>&, ClnFwdArgs<T, P>& a, long long ntot, cudaStream_t st, bool pdl) {
   using G = ClnGeom<T, Cf::TPR, Cf::R>;
   static_assert(Cf::kCap == G::CR, "table capacity must match the kernel geometry");
   a.nchunks = static_cast<int>(cdiv(a.C, G::CR));
   auto* kernel = &cln_fwd_kernel<T, P, Cf::TPR, Cf::R, Cf::MB>;
-  NORMK_LAUNCH(kernel, static_cast<unsigned>(ntot), G::NTT, 0, st)(a);  // one block per tile
+  launch_ex(kernel, dim3(static_cast<unsigned>(ntot)), dim3(G::NTT), 0, st, pdl, false, a,
+            "cln_forward kernel launch");  // one block per tile
 }
 
 template <typename T, typename P, int PPR>
-void launch(const StreamPath<PPR>& path, ClnFwdArgs<T, P>& a, long long ntot, cudaStream_t st) {
+void launch(const StreamPath<PPR>& path, ClnFwdArgs<T, P>& a, long long ntot, cudaStream_t st,
+            bool pdl) {
   // Timing diagnostic (bench/diag_cln_stream.py): NORMK_CLN_DIAG=1 leaves the cross-tile
   // wait out, 2 also the statistics, 3 (4) the wait of the first (last) round's tiles only;
   // the outputs are then wrong.
@@ -36,7 +38,7 @@ void launch(const StreamPath<PPR>& path, ClnFwdArgs<T, P>& a, long long ntot, cu
   // 81.4 us, bf16 53.8-54.3 -> 50.3 us; no other target shape has a one-block plan.
   stream_launch_roles(&cln_fwd_stream_kernel<T, P, PPR, StreamRolesStd>,
                       &cln_fwd_stream_kernel<T, P, PPR, StreamRolesWide>, path.sp, ntot, st, a,
-                      "cln_forward");
+                      "cln_forward", pdl);
 }
 
 // The kernel arguments every forward kernel takes from the call.
@@ -69,7 +71,7 @@ void fwd_impl(const ClnFwdCall& c, const Path& path, void* ws, size_t ws_bytes, 
   ClnFwdArgs<T, P> a = call_args<T, P>(c);
   a.vec = c.L % PackInfo<T>::V == 0 && aligned16(c.x) && aligned16(c.y);
   set_prefix_workspace<decltype(a), A>(a, su.p, su.l, su.w);
-  launch(path, a, su.p.ntot, st);
+  launch(path, a, su.p.ntot, st, use_pdl(c));
   check_launch("cln_forward kernel launch");
 }
 
@@ -85,7 +87,10 @@ void resident_impl(const ClnFwdCall& c, cudaStream_t st) {
   if (blocks_per_sm(reinterpret_cast<const void*>(kernel), kResidentThreads, smem) < 1)
     throw std::runtime_error("cuda_ext: cln_forward: the resident kernel does not fit on an SM (" +
                              std::to_string(smem) + " bytes of shared memory)");
-  NORMK_LAUNCH(kernel, static_cast<unsigned>(c.B), kResidentThreads, smem, st)(a);
+  // With `pdl` a dependent of the launch before it (no zeroing: no workspace): it waits for
+  // that one before it reads anything.
+  launch_ex(kernel, dim3(static_cast<unsigned>(c.B)), dim3(kResidentThreads), smem, st,
+            use_pdl(c), false, a, "cln_forward resident kernel launch");
   check_launch("cln_forward resident kernel launch");
 }
 

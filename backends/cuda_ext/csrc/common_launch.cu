@@ -51,6 +51,26 @@ int blocks_per_sm(const void* kernel, int threads, size_t smem) {
   return per_sm;
 }
 
+bool pdl_supported() {
+  return device_attribute<cudaDevAttrComputeCapabilityMajor>(
+             "cudaDeviceGetAttribute(ComputeCapabilityMajor)") >= 9;
+}
+
+void zero_workspace(void* p, size_t bytes, cudaStream_t stream, bool pdl, const char* what) {
+  if (!pdl) {
+    check_cuda(cudaMemsetAsync(p, 0, bytes, stream), what);
+    return;
+  }
+  if (bytes % 4 != 0 || !aligned16(p))
+    throw std::runtime_error(std::string("cuda_ext: ") + what +
+                             ": the workspace to zero is not 16-byte aligned 4-byte words");
+  ZeroArgs a{static_cast<unsigned*>(p), static_cast<long long>(bytes / 4)};
+  // One 16-byte store per thread: a cLN call zeroes 1-66 KB (its tiles' flags), 1-17 blocks.
+  const long long blocks = std::max(1LL, std::min(cdiv(a.n4, 4 * 256), 1024LL));
+  launch_ex(&zero_words_kernel, dim3(static_cast<unsigned>(blocks)), dim3(256), 0, stream, true,
+            false, a, what);
+}
+
 namespace {
 // Up to kOneLaunchRows rows, one launch of 32-warp blocks (each warp sums at
 // most 32 rows, 4 loads in flight per thread): the RMSNorm dw partials of
@@ -86,7 +106,7 @@ size_t colsum_scratch_elems(long long K, int W) {
 
 template <typename A>
 void colsum(const A* in, long long K, int W, A* out0, A* out1, int split, A* mid,
-            cudaStream_t stream) {
+            cudaStream_t stream, bool pdl) {
   long long S, seg;
   colsum_split(K, W, S, seg);
   const unsigned bx = static_cast<unsigned>(cdiv(W, 32));
@@ -94,21 +114,23 @@ void colsum(const A* in, long long K, int W, A* out0, A* out1, int split, A* mid
   auto* narrow = &colsum_kernel<A, 8>;
   if (S == 1) {
     ColsumArgs<A> a{in, K, W, K, out0, out1, split, 0};
-    NORMK_LAUNCH(wide, dim3(bx, 1), 1024, 0, stream)(a);
+    launch_ex(wide, dim3(bx, 1), dim3(1024), 0, stream, pdl, false, a, "column-sum kernel launch");
     check_launch("column-sum kernel launch");
     return;
   }
   ColsumArgs<A> a{in, K, W, seg, mid, mid + W, W, W};
-  NORMK_LAUNCH(narrow, dim3(bx, static_cast<unsigned>(S)), 256, 0, stream)(a);
+  launch_ex(narrow, dim3(bx, static_cast<unsigned>(S)), dim3(256), 0, stream, pdl, false, a,
+            "column-sum (stage 1) kernel launch");
   check_launch("column-sum (stage 1) kernel launch");
   ColsumArgs<A> b{mid, S, W, S, out0, out1, split, 0};
-  NORMK_LAUNCH(narrow, dim3(bx, 1), 256, 0, stream)(b);
+  launch_ex(narrow, dim3(bx, 1), dim3(256), 0, stream, pdl, false, b,
+            "column-sum (stage 2) kernel launch");
   check_launch("column-sum (stage 2) kernel launch");
 }
 
 template void colsum<float>(const float*, long long, int, float*, float*, int, float*,
-                            cudaStream_t);
+                            cudaStream_t, bool);
 template void colsum<double>(const double*, long long, int, double*, double*, int, double*,
-                             cudaStream_t);
+                             cudaStream_t, bool);
 
 }  // namespace normk

@@ -44,6 +44,54 @@ inline void check_launch(const char* what) { check_cuda(cudaGetLastError(), what
 #define NORMK_LAUNCH(kernel, grid, block, smem, stream) kernel<<<grid, block, smem, stream>>>
 #endif
 
+// Whether launches on the current device can chain by programmatic dependent launch
+// (sm_90+; cached per device).  The cLN launchers' `pdl` asks for it where it can.
+bool pdl_supported();
+
+// kernel<<<grid, block, smem, stream>>>(a) through cudaLaunchKernelEx: `pdl` launches it as
+// a programmatic dependent of the launch before it in the stream (the kernel must
+// pdl_wait, norm_common.cuh, before it reads anything that launch writes); `coop`
+// cooperatively (every block resident at once, or a launch error).  The CPU emulator runs
+// it as a plain launch.
+template <typename K, typename Args>
+void launch_ex(K* kernel, dim3 grid, dim3 block, size_t smem, cudaStream_t st, bool pdl,
+               bool coop, Args& a, const char* what) {
+#ifdef NORMK_HOST_EMULATION
+  (void)pdl;
+  (void)coop;
+  (void)what;
+  NORMK_LAUNCH(kernel, grid, block, smem, st)(a);
+#else
+  cudaLaunchAttribute attrs[2];
+  unsigned n = 0;
+  if (pdl) {
+    attrs[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attrs[n].val.programmaticStreamSerializationAllowed = 1;
+    ++n;
+  }
+  if (coop) {
+    attrs[n].id = cudaLaunchAttributeCooperative;
+    attrs[n].val.cooperative = 1;
+    ++n;
+  }
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = st;
+  cfg.attrs = attrs;
+  cfg.numAttrs = n;
+  void* params[] = {&a};
+  check_cuda(cudaLaunchKernelExC(&cfg, reinterpret_cast<const void*>(kernel), params), what);
+#endif
+}
+
+// Zero `bytes` (a multiple of 4) of 16-byte aligned device memory at p on `stream`: with
+// `pdl` by a kernel launched as a programmatic dependent of the launch before it, which lets
+// the launch behind it (itself a dependent that waits first) start before it waits; else
+// cudaMemsetAsync.  `what` names the call in a launch error.
+void zero_workspace(void* p, size_t bytes, cudaStream_t stream, bool pdl, const char* what);
+
 inline size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 inline long long cdiv(long long a, long long b) { return (a + b - 1) / b; }
 inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
@@ -107,9 +155,10 @@ struct TypePair {
 // to out0, [split, W) to out1 (see reduce_kernels.cuh).  `mid` is scratch of
 // colsum_scratch_elems(K, W) elements.
 size_t colsum_scratch_elems(long long K, int W);
+// `pdl`: the launches chained behind the kernel that writes `in` (launch_ex).
 template <typename A>
 void colsum(const A* in, long long K, int W, A* out0, A* out1, int split, A* mid,
-            cudaStream_t stream);
+            cudaStream_t stream, bool pdl = false);
 
 }  // namespace normk
 

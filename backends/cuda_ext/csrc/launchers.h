@@ -7,7 +7,8 @@
 // message naming the op on a launch error.  Workspaces are allocated by the
 // caller (the torch caching allocator) with the size the *_workspace_bytes
 // function returns for the same arguments; the launchers zero what needs it
-// with cudaMemsetAsync on the same stream.
+// on the same stream (cudaMemsetAsync, or a kernel where the call chains its
+// launches by programmatic dependent launch: ClnFwdCall::pdl).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -60,6 +61,11 @@ struct ClnFwdCall {
   // streaming setting is forced, 1 = always (throws where it does not fit),
   // -1 = never.
   int64_t resident = 0;
+  // The call's launches chained by programmatic dependent launch where the GPU has it
+  // (sm_90+; kernels.py's CLN_PDL): 1 = the workspace zeroed by a kernel instead of a
+  // memset, and every launch of the call (zeroing, cLN kernel, the backward's column sums)
+  // a programmatic dependent of the one before it; 0 = plain launches.
+  int64_t pdl = 0;
 };
 size_t cln_fwd_workspace_bytes(const ClnFwdCall& c);
 void cln_fwd(const ClnFwdCall& c, void* workspace, size_t workspace_bytes, cudaStream_t stream);
@@ -82,6 +88,7 @@ struct ClnBwdCall {
   int64_t stream_stages = 0;
   int64_t stream_lead = 0;
   int64_t stream_tma = 0;
+  int64_t pdl = 0;  // as in ClnFwdCall
 };
 size_t cln_bwd_workspace_bytes(const ClnBwdCall& c);
 void cln_bwd(const ClnBwdCall& c, void* workspace, size_t workspace_bytes, cudaStream_t stream);

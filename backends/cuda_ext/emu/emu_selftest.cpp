@@ -254,6 +254,7 @@ struct Knobs {
   int64_t stream_lead = 0;
   int64_t resident = 0;
   int64_t stream_tma = 0;  // the streaming kernels' copies: 0 TMA where it applies, -1 cp.async
+  int64_t pdl = 1;  // the workspace zeroed by the zero kernel (1) or a memset (0)
 };
 // The default: one group for every shape here (at most 141 tiles).
 const Knobs kDefault{"default", 0};
@@ -280,7 +281,7 @@ const Knobs kStream{"G=2", 2, 0, 0, 0, -1};
 // the last tile reduces 140 words, more than the kPrefixU rounds of 32 in
 // flight, so the prefix loop iterates) and G = 33 (several group links;
 // a group start reduces 33 words: a full round and a one-word round).
-const Knobs kLongG{"G=33", 33, 0, 0, 0, -1};
+const Knobs kLongG{"G=33", 33, 0, 0, 0, -1, 0, 0};  // with the memset
 
 // A forced streaming shape that needs more shared memory than a block has
 // throws (launchers.h); such a variant is skipped for that shape.
@@ -310,6 +311,7 @@ void set_knobs(Call& c, const Knobs& k) {
   c.stream_stages = k.stream_stages;
   c.stream_lead = k.stream_lead;
   c.stream_tma = k.stream_tma;
+  c.pdl = k.pdl;
   if constexpr (std::is_same_v<Call, normk::ClnFwdCall>) c.resident = k.resident;
 }
 

@@ -686,6 +686,7 @@ __device__ __forceinline__ void cln_fwd_scan_body(const ClnFwdArgs<T, P>& args, 
 template <typename T, typename P, int TPR, int R, int MB>
 __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
     cln_fwd_kernel(const ClnFwdArgs<T, P> args) {
+  pdl_chain_start();  // launched with `pdl`: nothing is read before the launch before ends
   using A = acc_t<T>;
   using G = ClnGeom<T, TPR, R>;
   constexpr int NT = G::NT;
@@ -924,6 +925,7 @@ __device__ __forceinline__ void cln_bwd_scan_body(const ClnBwdArgs<T, P>& args, 
 template <typename T, typename P, int TPR, int R, bool KEEP_DY, int MB>
 __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
     cln_bwd_kernel(const ClnBwdArgs<T, P> args) {
+  pdl_chain_start();  // launched with `pdl`: nothing is read before the launch before ends
   using A = acc_t<T>;
   using G = ClnGeom<T, TPR, R>;
   constexpr int NT = G::NT;

@@ -43,6 +43,7 @@ __host__ __device__ constexpr long long resident_smem_bytes(long long C, long lo
 template <typename T, typename P>
 __global__ void __launch_bounds__(kResidentThreads, 1)
     cln_fwd_resident_kernel(const ClnFwdArgs<T, P> args) {
+  pdl_chain_start();  // launched with `pdl`: nothing is read before the launch before ends
   using A = acc_t<T>;
   constexpr int NT = kResidentThreads, NW = NT / 32;
   constexpr int V = PackInfo<T>::V;

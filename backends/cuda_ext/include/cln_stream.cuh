@@ -378,6 +378,7 @@ constexpr int stream_fwd_min_blocks() {
 template <typename T, typename P, int PPR, typename R>
 __global__ void __launch_bounds__(R::kThreads, stream_fwd_min_blocks<T, R>())
     cln_fwd_stream_kernel(const __grid_constant__ ClnFwdArgs<T, P> args) {
+  pdl_chain_start();  // launched with `pdl`: nothing is read before the launch before ends
   using A = acc_t<T>;
   using G = StreamGeom<T, PPR, R>;
   constexpr int V = G::V, BT = G::BT;
@@ -563,6 +564,7 @@ constexpr int stream_bwd_min_blocks() {
 template <typename T, typename P, int PPR, typename R>
 __global__ void __launch_bounds__(R::kThreads, stream_bwd_min_blocks<T, R>())
     cln_bwd_stream_kernel(const __grid_constant__ ClnBwdArgs<T, P> args) {
+  pdl_chain_start();  // launched with `pdl`: nothing is read before the launch before ends
   using A = acc_t<T>;
   using G = StreamGeom<T, PPR, R>;
   constexpr int V = G::V, BT = G::BT;

@@ -382,6 +382,31 @@ __device__ __forceinline__ float pair_value(unsigned long long w) {
 }
 __device__ __forceinline__ bool pair_ready(unsigned long long w) { return (w >> 32) != 0; }
 
+// Programmatic dependent launch (sm_90+, PTX griddepcontrol; the launchers' `pdl`).
+// pdl_wait: block until every launch this one depends on in the stream has finished and
+// its writes are visible; returns at once in a plain launch.  pdl_trigger: the launch
+// queued behind this one (launched as a dependent) may start once every block of this
+// one has called it or exited; it waits with pdl_wait before it reads what this one
+// writes.  No-ops on the CPU emulator and below sm_90.
+__device__ __forceinline__ void pdl_wait() {
+#if !defined(NORMK_HOST_EMULATION) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_trigger() {
+#if !defined(NORMK_HOST_EMULATION) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// The start of every kernel of a cLN chain (zero kernel, cLN kernel, column sums) launched
+// with `pdl`: the next launch may start (it waits for this one before it reads what this one
+// writes), then wait for the launch before (nothing is read before that).
+__device__ __forceinline__ void pdl_chain_start() {
+  pdl_trigger();
+  pdl_wait();
+}
+
 // Spin until *p != 0 (relaxed loads; the caller fences before reading the
 // payload).  Only ever called on flags of blocks with an earlier ticket,
 // which are resident or done, so the wait terminates.

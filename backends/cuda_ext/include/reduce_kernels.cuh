@@ -28,6 +28,7 @@ struct ColsumArgs {
 
 template <typename A, int NW>
 __global__ void __launch_bounds__(NW * 32) colsum_kernel(const ColsumArgs<A> args) {
+  pdl_chain_start();  // behind the cLN backward (`pdl`): waits for its partials
   __shared__ A s_part[NW][33];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int col = blockIdx.x * 32 + lane;
@@ -60,6 +61,27 @@ __global__ void __launch_bounds__(NW * 32) colsum_kernel(const ColsumArgs<A> arg
     else
       args.out1[o + col - args.split] = s;
   }
+}
+
+// Zero `n4` 4-byte words at p (16-byte aligned): a cLN call's workspace flags, at the head
+// of its chain where the launcher chains by programmatic dependent launch (`pdl`; else a
+// cudaMemsetAsync).  Launched itself as a dependent of whatever precedes it in the stream,
+// it lets the cLN kernel launch first (that one waits for these stores before it reads
+// anything), then waits for the launch before it: the workspace may be memory that launch
+// still uses (the caching allocator), and the cLN kernel reads its inputs only after its
+// own wait, which returns once this kernel, and so the one before it, has finished.
+struct ZeroArgs {
+  unsigned* p;
+  long long n4;
+};
+__global__ void __launch_bounds__(256) zero_words_kernel(const ZeroArgs args) {
+  pdl_chain_start();
+  const long long n16 = args.n4 / 4;
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  const long long t0 = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  uint4* q = reinterpret_cast<uint4*>(args.p);
+  for (long long i = t0; i < n16; i += stride) q[i] = make_uint4(0u, 0u, 0u, 0u);
+  for (long long i = 4 * n16 + t0; i < args.n4; i += stride) args.p[i] = 0u;
 }
 
 }  // namespace normk
