@@ -297,6 +297,17 @@ void with_ppr(std::integer_sequence<int, Ps...>, int ppr, F&& f) {
   ((ppr == Ps ? (f(std::integral_constant<int, Ps>{}), 0) : 0), ...);
 }
 
+// Whether a launch of `grid` blocks, `per_sm` of which fit on an SM, goes as a programmatic
+// dependent of the launch before it (the call's `pdl`): only a grid of at least one full
+// wave.  Launched early, a dependent's blocks are placed while the launch before it still
+// holds SMs, and a smaller grid may then land two blocks on one SM and none on another: the
+// (80, 64, 301) seed's resident forward (80 blocks, 2 per SM fit) took 13.4 us that way,
+// 9.9 plain (H200, bench/results/nvidia-h200-s27c-tune-seed27c.log).  A full grid has
+// per_sm blocks on every SM wherever they land.
+inline bool pdl_grid(bool pdl, long long grid, int per_sm) {
+  return pdl && grid >= static_cast<long long>(per_sm) * sm_count();
+}
+
 // Launch a streaming kernel with the plan's ring: a persistent grid of every
 // block that fits at once (SMs x occupancy, never more blocks than tiles).
 // Its blocks take the tiles blockIdx.x + k * gridDim.x and wait on each
@@ -324,8 +335,8 @@ void stream_launch(K* kernel_fn, int threads, const StreamPlan& sp, long long nt
   (void)grid;
   NORMK_LAUNCH(kernel_fn, 1u, static_cast<unsigned>(threads), sp.smem, st)(a);
 #else
-  launch_ex(kernel_fn, dim3(grid), dim3(threads), sp.smem, st, pdl, true, a,
-            (std::string(op) + " streaming kernel launch").c_str());
+  launch_ex(kernel_fn, dim3(grid), dim3(threads), sp.smem, st, pdl_grid(pdl, grid, per_sm), true,
+            a, (std::string(op) + " streaming kernel launch").c_str());
 #endif
 }
 
@@ -444,7 +455,8 @@ Setup setup_call(const Call& c, const char* op, int bt, size_t acc, bool partial
   if (ws_bytes < s.l.total)
     throw std::runtime_error(std::string("cuda_ext: ") + op + ": workspace too small");
   s.w = static_cast<char*>(ws);
-  zero_workspace(s.w, s.l.zero_bytes, st, use_pdl(c), (std::string(op) + " workspace zeroing").c_str());
+  zero_workspace(s.w, s.l.zero_bytes, st, use_pdl(c),
+                 (std::string(op) + " workspace zeroing").c_str());
   return s;
 }
 

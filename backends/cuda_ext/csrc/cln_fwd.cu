@@ -13,8 +13,10 @@ void launch(const RegPath<Cf>&, ClnFwdArgs<T, P>& a, long long ntot, cudaStream_
   static_assert(Cf::kCap == G::CR, "table capacity must match the kernel geometry");
   a.nchunks = static_cast<int>(cdiv(a.C, G::CR));
   auto* kernel = &cln_fwd_kernel<T, P, Cf::TPR, Cf::R, Cf::MB>;
-  launch_ex(kernel, dim3(static_cast<unsigned>(ntot)), dim3(G::NTT), 0, st, pdl, false, a,
-            "cln_forward kernel launch");  // one block per tile
+  const int per_sm = blocks_per_sm(reinterpret_cast<const void*>(kernel), G::NTT, 0);
+  // One block per tile.
+  launch_ex(kernel, dim3(static_cast<unsigned>(ntot)), dim3(G::NTT), 0, st,
+            pdl_grid(pdl, ntot, per_sm), false, a, "cln_forward kernel launch");
 }
 
 template <typename T, typename P, int PPR>
@@ -84,13 +86,14 @@ void resident_impl(const ClnFwdCall& c, cudaStream_t st) {
   a.vec = (c.C * c.L) % PackInfo<T>::V == 0 && aligned16(c.x) && aligned16(c.y);
   const size_t smem = static_cast<size_t>(resident_smem_bytes<T>(c.C, c.L));
   auto* kernel = &cln_fwd_resident_kernel<T, P>;
-  if (blocks_per_sm(reinterpret_cast<const void*>(kernel), kResidentThreads, smem) < 1)
+  const int per_sm = blocks_per_sm(reinterpret_cast<const void*>(kernel), kResidentThreads, smem);
+  if (per_sm < 1)
     throw std::runtime_error("cuda_ext: cln_forward: the resident kernel does not fit on an SM (" +
                              std::to_string(smem) + " bytes of shared memory)");
-  // With `pdl` a dependent of the launch before it (no zeroing: no workspace): it waits for
-  // that one before it reads anything.
+  // With `pdl` (and a full wave: pdl_grid) a dependent of the launch before it (no zeroing:
+  // no workspace): it waits for that one before it reads anything.
   launch_ex(kernel, dim3(static_cast<unsigned>(c.B)), dim3(kResidentThreads), smem, st,
-            use_pdl(c), false, a, "cln_forward resident kernel launch");
+            pdl_grid(use_pdl(c), c.B, per_sm), false, a, "cln_forward resident kernel launch");
   check_launch("cln_forward resident kernel launch");
 }
 
