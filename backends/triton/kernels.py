@@ -292,7 +292,8 @@ CLN_STAGGER_MIN_WAVES = 2
 #: kernels' tails leave SMs idle (NOTES 25.2: 6-8 us after the last ticket).  With this on,
 #: the scratch is zeroed by ``_zero_kernel``, which lets the cLN kernel launch at once
 #: (``griddepcontrol.launch_dependents``); the cLN kernel loads and reduces its tile before it
-#: waits for the zeroing (``griddepcontrol.wait``, right before its first scratch word), and
+#: waits for the zeroing (``griddepcontrol.wait``, right before its first scratch word; the
+#: forward, ``CLN_PDL_EARLY``, waits before anything instead), and
 #: the column sums launch while the backward's last tiles run and wait the same way before
 #: they read the partials.  Every launch in the chain waits for the whole of the one before it
 #: before touching what that one writes, so the results are bitwise those without it.
