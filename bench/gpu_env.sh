@@ -48,6 +48,22 @@ gpu_test_triton_cln() {
   echo "tests rc=$?"; tail -3 "$OUT/test-triton.log"
 }
 
+# bench.tune's seed-shape variants of one backend ($2, default triton) into $OUT/tune-$1.log.
+gpu_tune_seed() {
+  timeout -s KILL 100 python3 -m bench.tune --backend "${2:-triton}" --ops cln --parts seed \
+    > "$OUT/tune-$1.log" 2>&1
+  echo "seed rc=$?"; grep cln "$OUT/tune-$1.log"
+}
+
+# The chained-launch (PDL) tests of both compiled backends (test_pdl_leaves_the_output_unchanged)
+# into $OUT/test-pdl.log.
+gpu_test_pdl() {
+  local par; par=$(gpu_xdist_args)
+  timeout -s KILL ${T_TESTS:-200} python3 -m pytest -q $par tests/test_cuda_ext_paths.py \
+    tests/test_triton_paths.py -k pdl > "$OUT/test-pdl.log" 2>&1
+  echo "pdl tests rc=$?"; tail -3 "$OUT/test-pdl.log"
+}
+
 # Everything under $OUT into one archive $OUT/$1.tgz (a call returns at most 8 files).
 gpu_archive() {
   tar czf "/tmp/$1.tgz" -C "$OUT" . && rm -rf "${OUT:?}"/* && mv "/tmp/$1.tgz" "$OUT/"

@@ -7,9 +7,7 @@
 set -uo pipefail
 source bench/gpu_env.sh
 par=$(gpu_xdist_args)
-timeout -s KILL 240 python3 -m pytest -q $par tests/test_cuda_ext_paths.py \
-  tests/test_triton_paths.py -k pdl > "$OUT/test-pdl.log" 2>&1
-echo "pdl tests rc=$?"; tail -3 "$OUT/test-pdl.log"
+gpu_test_pdl
 timeout -s KILL 240 python3 -m pytest -q $par --backend cuda_ext tests/test_cln.py \
   tests/test_cuda_ext_paths.py > "$OUT/test-cuda-ext.log" 2>&1
 echo "cuda_ext tests rc=$?"; tail -3 "$OUT/test-cuda-ext.log"
@@ -22,6 +20,4 @@ for r in 1 2; do
 done
 head -2 "$OUT/tune-pdl27c-1.log"
 grep -h "cln" "$OUT"/tune-pdl27c-*.log | sort -k3,6 -s
-timeout -s KILL 100 python3 -m bench.tune --backend cuda_ext --ops cln --parts seed \
-  > "$OUT/tune-seed27c.log" 2>&1
-echo "seed rc=$?"; grep cln "$OUT/tune-seed27c.log"
+gpu_tune_seed seed27c cuda_ext

@@ -69,8 +69,13 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "zero plain": {"CLN_PDL_ZERO": False},
         # CLN_PDL_EARLY (the zero kernel lets the cLN kernel launch before it waits; the cLN
         # kernel waits first): off, in both directions (the default: the forward only).
+        # (Absolute settings, as session 27's calls named them: bench/gpu_s27{,b}.sh.)
         "no early": {"CLN_PDL_EARLY": ()},
-        "early both": {"CLN_PDL_EARLY": ("fwd", "bwd")},
+        "pdl early": {"CLN_PDL_EARLY": ("fwd", "bwd")},
+        "pdl early fwd": {"CLN_PDL_EARLY": ("fwd",)},
+        "pdl early bwd": {"CLN_PDL_EARLY": ("bwd",)},
+        "pdl early st2": {"CLN_PDL_EARLY": ("fwd", "bwd"), "CLN_FWD_STAGGER_NS": 2000},
+        "pdl early st4": {"CLN_PDL_EARLY": ("fwd", "bwd"), "CLN_FWD_STAGGER_NS": 4000},
         # Cache hints: the tiles read with an L2 evict_first policy, the outputs stored .cs.
         "ld evict_first": {"CLN_TILE_EVICT": "evict_first"},
         "st cs": {"CLN_OUT_CACHE": ".cs"},

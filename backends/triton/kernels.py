@@ -877,19 +877,9 @@ def _cln_fwd_kernel(
     WAIT_FIRST: tl.constexpr = False,
 ):
     b, i, j, s0, s1 = _tile_start(
-        scr_ptr,
-        B,
-        NTB,
-        stagger_ns,
-        stagger_w,
-        False,
-        RUN,
-        TICKET_ATOMIC,
-        STAGGER,
-        TIMELINE,
-        GDC,
+        scr_ptr, B, NTB, stagger_ns, stagger_w, False, RUN, TICKET_ATOMIC, STAGGER, TIMELINE, GDC,
         WAIT_FIRST,
-    )
+    )  # fmt: skip
     t_ptr = scr_ptr + SCR_OFF + b * NTB  # this sequence's tile aggregate words
     g_ptr = scr_ptr + SCR_OFF + B * NTB + b * NG  # and its group words
 
@@ -1154,19 +1144,9 @@ def _cln_bwd_kernel(
 ):
     # Tickets from the last tile backwards: a tile waits only on later tiles (smaller tickets).
     b, i, j, s0, s1 = _tile_start(
-        scr_ptr,
-        B,
-        NTB,
-        stagger_ns,
-        stagger_w,
-        True,
-        RUN,
-        TICKET_ATOMIC,
-        STAGGER,
-        TIMELINE,
-        GDC,
+        scr_ptr, B, NTB, stagger_ns, stagger_w, True, RUN, TICKET_ATOMIC, STAGGER, TIMELINE, GDC,
         WAIT_FIRST,
-    )
+    )  # fmt: skip
     tile = b * NTB + i
     prow = tile.to(tl.int64) * PW  # this tile's row of dgamma / dbeta partials
     t_ptr = scr_ptr + SCR_OFF + 3 * (b * NTB)  # a, b, p words by processing index: 3 x NTB
