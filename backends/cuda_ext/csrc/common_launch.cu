@@ -65,7 +65,8 @@ void zero_workspace(void* p, size_t bytes, cudaStream_t stream, bool pdl, const 
     throw std::runtime_error(std::string("cuda_ext: ") + what +
                              ": the workspace to zero is not 16-byte aligned 4-byte words");
   ZeroArgs a{static_cast<unsigned*>(p), static_cast<long long>(bytes / 4)};
-  // One 16-byte store per thread: a cLN call zeroes 1-66 KB (its tiles' flags), 1-17 blocks.
+  // One 16-byte store per thread per round (a call's flags: 4-16 bytes per tile), at most
+  // 1024 blocks looping over longer workspaces.
   const long long blocks = std::max(1LL, std::min(cdiv(a.n4, 4 * 256), 1024LL));
   launch_ex(&zero_words_kernel, dim3(static_cast<unsigned>(blocks)), dim3(256), 0, stream, true,
             false, a, what);
