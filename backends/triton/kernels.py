@@ -937,7 +937,7 @@ def _cln_fwd_kernel(
             fn, fm, fM = _chan(fn, fm, fM, bn, bm, bM)
 
     # ---- in-tile scan, publication, prefix ---------------------------------------------
-    if not TICKET_ATOMIC:
+    if not (TICKET_ATOMIC or WAIT_FIRST):  # else _tile_start has waited
         _gdc_wait(GDC)  # the tile is loaded and reduced; the scratch must be zeroed by now
     if ABLATE >= 3:
         sn, sm, sM = fn, fm, fM
@@ -1251,7 +1251,7 @@ def _cln_bwd_kernel(
         s2 = _stamp(tl.sum(pv, axis=0))  # the tile's sums known
 
     # ---- publish the tile's sums, close a group, get the exclusive suffix ---------------
-    if not TICKET_ATOMIC:
+    if not (TICKET_ATOMIC or WAIT_FIRST):  # else _tile_start has waited
         _gdc_wait(GDC)  # as in the forward: the tile is summed, the scratch must be zeroed
     if ABLATE >= 1:
         ea = tl.zeros([], tl.float32)
