@@ -11,10 +11,7 @@ void launch(const RegPath<Cf>&, ClnBwdArgs<T, P>& a, long long ntot, cudaStream_
   static_assert(Cf::kCap == G::CR, "table capacity must match the kernel geometry");
   a.nchunks = static_cast<int>(cdiv(a.C, G::CR));
   auto* kernel = &cln_bwd_kernel<T, P, Cf::TPR, Cf::R, Cf::KEEP, Cf::MB>;
-  const int per_sm = blocks_per_sm(reinterpret_cast<const void*>(kernel), G::NTT, 0);
-  // One block per tile.
-  launch_ex(kernel, dim3(static_cast<unsigned>(ntot)), dim3(G::NTT), 0, st,
-            pdl_grid(pdl, ntot, per_sm), false, a, "cln_backward kernel launch");
+  tile_launch(kernel, G::NTT, ntot, st, pdl, a, "cln_backward kernel launch");
 }
 
 template <typename T, typename P, int PPR>

@@ -308,6 +308,16 @@ inline bool pdl_grid(bool pdl, long long grid, int per_sm) {
   return pdl && grid >= static_cast<long long>(per_sm) * sm_count();
 }
 
+// Launch a register-tile kernel (cln_kernels.cuh): one block of `threads` per tile, with
+// `pdl` a programmatic dependent of the launch before it where the grid fills a wave.
+template <typename K, typename Args>
+void tile_launch(K* kernel, int threads, long long ntot, cudaStream_t st, bool pdl, Args& a,
+                 const char* what) {
+  const int per_sm = blocks_per_sm(reinterpret_cast<const void*>(kernel), threads, 0);
+  launch_ex(kernel, dim3(static_cast<unsigned>(ntot)), dim3(threads), 0, st,
+            pdl_grid(pdl, ntot, per_sm), false, a, what);
+}
+
 // Launch a streaming kernel with the plan's ring: a persistent grid of every
 // block that fits at once (SMs x occupancy, never more blocks than tiles).
 // Its blocks take the tiles blockIdx.x + k * gridDim.x and wait on each
