@@ -76,6 +76,11 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "pdl early bwd": {"CLN_PDL_EARLY": ("bwd",)},
         "pdl early st2": {"CLN_PDL_EARLY": ("fwd", "bwd"), "CLN_FWD_STAGGER_NS": 2000},
         "pdl early st4": {"CLN_PDL_EARLY": ("fwd", "bwd"), "CLN_FWD_STAGGER_NS": 4000},
+        # The affine parameters read before the prefix / suffix wait instead of after it.
+        "affine early": {"CLN_FWD_AFFINE_EARLY": True, "CLN_BWD_AFFINE_EARLY": True},
+        "fwd affine early": {"CLN_FWD_AFFINE_EARLY": True, "CLN_BWD_AFFINE_EARLY": False},
+        "bwd affine early": {"CLN_FWD_AFFINE_EARLY": False, "CLN_BWD_AFFINE_EARLY": True},
+        "affine late": {"CLN_FWD_AFFINE_EARLY": False, "CLN_BWD_AFFINE_EARLY": False},
         # Cache hints: the tiles read with an L2 evict_first policy, the outputs stored .cs.
         "ld evict_first": {"CLN_TILE_EVICT": "evict_first"},
         "st cs": {"CLN_OUT_CACHE": ".cs"},
@@ -190,6 +195,9 @@ SEED_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "pdl early": {"CLN_PDL_EARLY_ATOMIC": True},
         # Tiles by program id at the seed's one wave too (CLN_PID_MIN_TILES_PER_SM's rule).
         "pid": {"CLN_PID_MIN_TILES_PER_SM": 0},
+        # gamma / beta read before the prefix wait (CLN_FWD_AFFINE_EARLY), and after it.
+        "affine early": {"CLN_FWD_AFFINE_EARLY": True},
+        "affine late": {"CLN_FWD_AFFINE_EARLY": False},
     },
     "cuda_ext": {
         "default": {},

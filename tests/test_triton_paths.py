@@ -344,6 +344,32 @@ def test_bwd_stagger_leaves_the_output_unchanged(tdevice):
     assert not torch.isnan(outs[4000][0]).any()
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
+@pytest.mark.parametrize("affine", [True, False], ids=["affine", "plain"])
+def test_affine_early_leaves_the_output_unchanged(tdevice, dtype, affine):
+    """gamma / beta read before the prefix wait (``CLN_FWD_AFFINE_EARLY``) and gamma read
+    before the suffix wait (``CLN_BWD_AFFINE_EARLY``) give bitwise the outputs of the reads
+    after it, with and without the affine parameters; fp32 and the packed 16-bit tiles."""
+    from backends.triton import kernels as K
+    from bench.tune import knobs
+
+    shape = (4, 64, 32768) if tdevice.type == "cuda" else (2, 8, 64)
+    C = shape[1]
+    x = (torch.randn(shape, device=tdevice) + 0.5).to(dtype)
+    dy = torch.randn(shape, device=tdevice).to(dtype)
+    g = torch.rand(C, device=tdevice) + 0.5 if affine else None
+    b = torch.randn(C, device=tdevice) if affine else None
+    outs = {}
+    for early in (False, True):
+        with knobs(K, {"CLN_FWD_AFFINE_EARLY": early, "CLN_BWD_AFFINE_EARLY": early}):
+            assert K._cln_plan(x, forward=True).num_cb == 1
+            fwd = _triton_cln_fwd(K, x, g, b)
+            outs[early] = fwd + _triton_cln_bwd(K, dy, x, g, fwd[1], fwd[2])
+    for a, r in zip(outs[True], outs[False], strict=True):
+        assert torch.equal(a, r)
+    assert not torch.isnan(outs[True][0].float()).any()
+
+
 @pytest.mark.parametrize("early", [False, True], ids=["zero-waits", "early"])
 @pytest.mark.parametrize("atomic", [False, True], ids=["pid", "atomic"])
 def test_pdl_leaves_the_output_unchanged(tdevice, atomic, early):

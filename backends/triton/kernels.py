@@ -344,6 +344,11 @@ CLN_PDL_EARLY_ATOMIC = False
 #: both: forward -1.0 to +1.1 us, fwd+bwd -1.6 to +30.9 (nvidia-h200-s26-tune-hints26-*.log).
 CLN_TILE_EVICT = ""
 CLN_OUT_CACHE = ""
+#: The affine parameters read before the prefix / suffix wait instead of after it (tiles of
+#: one channel block): the forward's gamma and beta, the backward's gamma for dx.  A tile's
+#: output then starts as soon as its prefix is known, without one more L2 round trip.
+CLN_FWD_AFFINE_EARLY = False
+CLN_BWD_AFFINE_EARLY = False
 
 #: ``colsum`` (the fixed-order column sums of the cLN backward's dgamma / dbeta partials): one
 #: launch up to this many rows; above, the rows are split into segments of at least
@@ -875,6 +880,7 @@ def _cln_fwd_kernel(
     LD_EV: tl.constexpr = "",
     ST_CM: tl.constexpr = "",
     WAIT_FIRST: tl.constexpr = False,
+    AFFINE_EARLY: tl.constexpr = False,
 ):
     b, i, j, s0, s1 = _tile_start(
         scr_ptr, B, NTB, stagger_ns, stagger_w, False, RUN, TICKET_ATOMIC, STAGGER, TIMELINE, GDC,
@@ -952,6 +958,13 @@ def _cln_fwd_kernel(
             _fwd_close_group(t_ptr, g_ptr, i, C, BT, G)
     if TIMELINE:
         s2 = _stamp(aM)
+    # gamma / beta read before the prefix wait (``CLN_FWD_AFFINE_EARLY``): their L2 round trip
+    # then overlaps the wait instead of following it.
+    if AFFINE_EARLY and NUM_CB == 1:
+        if HAS_GAMMA:
+            gam = tl.load(gamma_ptr + offs_c, mask=offs_c < C, other=0.0).to(tl.float32)
+        if HAS_BETA:
+            bet = tl.load(beta_ptr + offs_c, mask=offs_c < C, other=0.0).to(tl.float32)
     if ABLATE >= 1:
         pn, pm, pM = cnt0, m0, M0
     else:
@@ -977,10 +990,12 @@ def _cln_fwd_kernel(
             xb = x  # the tile is still in registers
         out = (xb - m_t[None, :]) * r_t[None, :]
         if HAS_GAMMA:
-            gam = tl.load(gamma_ptr + cc, mask=cmask, other=0.0).to(tl.float32)
+            if not (AFFINE_EARLY and NUM_CB == 1):
+                gam = tl.load(gamma_ptr + cc, mask=cmask, other=0.0).to(tl.float32)
             out = out * gam[:, None]
         if HAS_BETA:
-            bet = tl.load(beta_ptr + cc, mask=cmask, other=0.0).to(tl.float32)
+            if not (AFFINE_EARLY and NUM_CB == 1):
+                bet = tl.load(beta_ptr + cc, mask=cmask, other=0.0).to(tl.float32)
             out = out + bet[:, None]
         if NUM_CB == 1 and PAIRS != 0:
             tl.store(
@@ -1141,6 +1156,7 @@ def _cln_bwd_kernel(
     LD_EV: tl.constexpr = "",
     ST_CM: tl.constexpr = "",
     WAIT_FIRST: tl.constexpr = False,
+    AFFINE_EARLY: tl.constexpr = False,
 ):
     # Tickets from the last tile backwards: a tile waits only on later tiles (smaller tickets).
     b, i, j, s0, s1 = _tile_start(
@@ -1273,6 +1289,9 @@ def _cln_bwd_kernel(
         _bwd_late_partials(
             xt, dyt, mu, r, dgp_ptr, dbp_ptr, prow, offs_c, cmask, HAS_DG, HAS_DB, PAIRS, ASM
         )
+    # gamma read again before the suffix wait (``CLN_BWD_AFFINE_EARLY``), as the forward does.
+    if AFFINE_EARLY and NUM_CB == 1 and HAS_GAMMA:
+        gdx = tl.load(gamma_ptr + offs_c, mask=offs_c < C, other=0.0).to(tl.float32)
     if ABLATE < 1:
         ea, eb, ep = _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G, CHUNK, OVERLAP, FUSE)
     if TIMELINE:
@@ -1310,7 +1329,10 @@ def _cln_bwd_kernel(
                 xb, dyb, mu, r, dgp_ptr, dbp_ptr, prow, cc, cmask, HAS_DG, HAS_DB, 0, ASM
             )
         if HAS_GAMMA:
-            gam = tl.load(gamma_ptr + cc, mask=cmask, other=0.0).to(tl.float32)
+            if AFFINE_EARLY and NUM_CB == 1:
+                gam = gdx
+            else:
+                gam = tl.load(gamma_ptr + cc, mask=cmask, other=0.0).to(tl.float32)
             gb = dyb * gam[:, None]
         else:
             gb = dyb
@@ -1816,6 +1838,7 @@ def cln_forward(
         LD_EV=CLN_TILE_EVICT,
         ST_CM=CLN_OUT_CACHE,
         WAIT_FIRST=early,
+        AFFINE_EARLY=CLN_FWD_AFFINE_EARLY,
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
         **_pdl_kw(pdl),
@@ -1894,6 +1917,7 @@ def cln_backward(
         LD_EV=CLN_TILE_EVICT,
         ST_CM=CLN_OUT_CACHE,
         WAIT_FIRST=early,
+        AFFINE_EARLY=CLN_BWD_AFFINE_EARLY,
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
         **_pdl_kw(pdl),
