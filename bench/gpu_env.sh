@@ -48,10 +48,11 @@ gpu_test_triton_cln() {
   echo "tests rc=$?"; tail -3 "$OUT/test-triton.log"
 }
 
-# bench.tune's seed-shape variants of one backend ($2, default triton) into $OUT/tune-$1.log.
+# bench.tune's seed-shape variants of one backend ($2, default triton) into $OUT/tune-$1.log
+# (modes SEED_MODES, default fwd).
 gpu_tune_seed() {
   timeout -s KILL 100 python3 -m bench.tune --backend "${2:-triton}" --ops cln --parts seed \
-    > "$OUT/tune-$1.log" 2>&1
+    --seed-modes "${SEED_MODES:-fwd}" > "$OUT/tune-$1.log" 2>&1
   echo "seed rc=$?"; grep cln "$OUT/tune-$1.log"
 }
 

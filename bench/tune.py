@@ -99,6 +99,14 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # 16-bit backward: 8192-value tiles everywhere, or 4096 also where rows get 32 B long
         # (C = 256), against the default (4096 where rows stay >= 64 B: C <= 128).
         "bwd16 tile8192": {"CLN_BWD_TILE_16BIT": None},
+        # fp32 backward: 8192-value tiles everywhere (before session 28), against 4096 where rows
+        # stay >= 128 B (C <= 128).
+        "bwd32 tile8192": {"CLN_BWD_TILE_32BIT": None},
+        # ... and also where rows get 64 B long (C = 256: 16 frames).
+        "bwd32 rows64": {"CLN_BWD_TILE_32BIT_MIN_ROW_BYTES": 64},
+        # Forward tiles of 4096 values (fp32 C = 128: 32 frames; C = 256 then widened to 32
+        # frames over 2 warps by CLN_FWD_WIDE_*).
+        "fwd tile4096": {"CLN_FWD_TILE": 4096},
         "bwd16 tile4096 rows32": {"CLN_BWD_TILE_16BIT_MIN_ROW_BYTES": 32},
         "bwd ept32": {"CLN_BWD_EPT": 32},
         # The fp32 backward's 64 values per thread capped (ptxas 13.0, sm_90, 256 x 32 over 4
@@ -198,6 +206,8 @@ SEED_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # gamma / beta read before the prefix wait (CLN_FWD_AFFINE_EARLY), and after it.
         "affine early": {"CLN_FWD_AFFINE_EARLY": True},
         "affine late": {"CLN_FWD_AFFINE_EARLY": False},
+        # The fp32 backward's 8192-value tiles (before session 28; fwd_bwd only).
+        "bwd32 tile8192": {"CLN_BWD_TILE_32BIT": None},
     },
     "cuda_ext": {
         "default": {},
@@ -304,10 +314,18 @@ def main() -> int:
     ap.add_argument(
         "--modes", default="fwd,fwd_bwd", help="cLN modes at the target shapes: fwd,fwd_bwd"
     )
+    ap.add_argument(
+        "--seed-modes",
+        default="fwd",
+        help="cLN modes at the seed shape (--parts seed): fwd,fwd_bwd",
+    )
     args = ap.parse_args()
     modes = args.modes.split(",")
     if not set(modes) <= {"fwd", "fwd_bwd"}:
         ap.error(f"--modes: {args.modes!r}, known: fwd, fwd_bwd")
+    seed_modes = args.seed_modes.split(",")
+    if not set(seed_modes) <= {"fwd", "fwd_bwd"}:
+        ap.error(f"--seed-modes: {args.seed_modes!r}, known: fwd, fwd_bwd")
     parts = set(args.parts.split(","))
     known = {"shapes", "seed", "long", "copy"}
     if not parts <= known:
@@ -369,8 +387,9 @@ def main() -> int:
                         for name, kw in variants.items():
                             run(backend, "cln", shape, dtype, mode, name, kw)
             seed_vars = {"default": {}} if args.quick else SEED_VARIANTS[backend]
-            for name, kw in seed_vars.items() if "seed" in parts else ():
-                run(backend, "cln", SEED, torch.float32, "fwd", "seed " + name, kw)
+            for mode in seed_modes if "seed" in parts else ():
+                for name, kw in seed_vars.items():
+                    run(backend, "cln", SEED, torch.float32, mode, "seed " + name, kw)
             # A long single sequence: thousands of tiles (hang and long-prefix check).
             for mode in ("fwd", "fwd_bwd") if "long" in parts else ():
                 run(backend, "cln", (1, 64, 2_000_000), torch.float32, mode, "long-seq", {})

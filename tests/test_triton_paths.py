@@ -135,15 +135,22 @@ def test_pairs_partials_placement(tdevice, late):
         harness.check_cln_backward("triton", tdevice, (2, 12, 96), torch.bfloat16, True)
 
 
-# The 16-bit backward's smaller tile (CLN_BWD_TILE_16BIT) only where its rows stay at least
-# CLN_BWD_TILE_16BIT_MIN_ROW_BYTES long: C = 128 takes 4096 values (32 frames), C = 256 keeps
-# 8192 (32 frames; 4096 would give rows of 32 B), float32 keeps CLN_BWD_TILE.
+# The backward's smaller tiles (CLN_BWD_TILE_16BIT, CLN_BWD_TILE_32BIT) only where their rows
+# stay at least CLN_BWD_TILE_{16,32}BIT_MIN_ROW_BYTES long: bf16 C = 128 takes 4096 values (32
+# frames), C = 256 keeps 8192 (32 frames; 4096 would give rows of 32 B); fp32 C = 128 takes 4096
+# (32 frames of 128 B), C = 256 keeps 8192 (32 frames).
 @pytest.mark.parametrize(
     "C, dtype, bt",
-    [(128, torch.bfloat16, 32), (256, torch.bfloat16, 32), (128, torch.float32, 64)],
+    [
+        (128, torch.bfloat16, 32),
+        (256, torch.bfloat16, 32),
+        (128, torch.float32, 32),
+        (256, torch.float32, 32),
+        (64, torch.float32, 64),
+    ],
     ids=str,
 )
-def test_backward_16bit_tile_rule(tdevice, C, dtype, bt):
+def test_backward_small_tile_rule(tdevice, C, dtype, bt):
     from backends.triton import kernels as K
     from bench.tune import knobs
 

@@ -107,6 +107,13 @@ CLN_BWD_TILE = 8192
 #: (bench/results/nvidia-h200-s20c-tune-bwd16-tile-*.log).
 CLN_BWD_TILE_16BIT: int | None = 4096
 CLN_BWD_TILE_16BIT_MIN_ROW_BYTES = 64
+#: The same for 4-byte inputs, where the rows stay ``CLN_BWD_TILE_32BIT_MIN_ROW_BYTES`` long
+#: (at the defaults C <= 128: 32 frames of 128 B instead of 64).  fp32 (2, 128, 64000), fwd+bwd
+#: 112.1-112.7 -> 109.9-110.1 us (0.68-0.69 -> 0.70 of copy bandwidth), two rounds in one call;
+#: at C = 256 and 512 the tile is unchanged (the rows' 128 B minimum keeps 32 frames)
+#: (bench/results/nvidia-h200-s28-tune-affine28-{1,2}.log, "bwd tile4096").
+CLN_BWD_TILE_32BIT: int | None = 4096
+CLN_BWD_TILE_32BIT_MIN_ROW_BYTES = 128
 #: Tile elements per thread (per tensor) -> num_warps.  Forward 64 with maxnreg 128: 4 CTAs of
 #: 4 warps per SM (128 KiB of fp32 tiles) at C = 128..256, with 2 B spilled (the loaded
 #: kernels' own count on the H200, ptxas 12.8 and 13.0 alike: NOTES 22).  When T % 16 != 0
@@ -1584,10 +1591,13 @@ def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
         )
 
     tile = CLN_FWD_TILE if forward else CLN_BWD_TILE
-    small = CLN_BWD_TILE_16BIT
-    if not forward and half and small is not None:
-        # Only where the smaller tile's rows stay CLN_BWD_TILE_16BIT_MIN_ROW_BYTES long.
-        if small // max(2, _next_pow2(C)) * x.element_size() >= CLN_BWD_TILE_16BIT_MIN_ROW_BYTES:
+    small, small_row = {
+        2: (CLN_BWD_TILE_16BIT, CLN_BWD_TILE_16BIT_MIN_ROW_BYTES),
+        4: (CLN_BWD_TILE_32BIT, CLN_BWD_TILE_32BIT_MIN_ROW_BYTES),
+    }.get(x.element_size(), (None, 0))
+    if not forward and small is not None:
+        # Only where the smaller tile's rows stay that long.
+        if small // max(2, _next_pow2(C)) * x.element_size() >= small_row:
             tile = small
     min_row = _min_row_bytes(forward, half)
     block_c, bt, num_cb, num_warps, maxnreg = config(tile, ept, maxnreg, min_row)
@@ -1756,10 +1766,7 @@ def _pdl_early(pdl: bool, direction: str, atomic: bool) -> bool:
     """``CLN_PDL_EARLY`` in force for this launch: the zero kernel, itself a dependent, lets the
     cLN kernel launch before it waits, so the cLN kernel must wait before it reads anything."""
     return (
-        pdl
-        and CLN_PDL_ZERO
-        and direction in CLN_PDL_EARLY
-        and (CLN_PDL_EARLY_ATOMIC or not atomic)
+        pdl and CLN_PDL_ZERO and direction in CLN_PDL_EARLY and (CLN_PDL_EARLY_ATOMIC or not atomic)
     )
 
 
