@@ -104,6 +104,11 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "bwd32 tile8192": {"CLN_BWD_TILE_32BIT": None},
         # ... and also where rows get 64 B long (C = 256: 16 frames).
         "bwd32 rows64": {"CLN_BWD_TILE_32BIT_MIN_ROW_BYTES": 64},
+        # 2048-value fp32 backward tiles where rows stay >= 64 B (C = 128: 16 frames).
+        "bwd32 tile2048 rows64": {
+            "CLN_BWD_TILE_32BIT": 2048,
+            "CLN_BWD_TILE_32BIT_MIN_ROW_BYTES": 64,
+        },
         # Forward tiles of 4096 values (fp32 C = 128: 32 frames; C = 256 then widened to 32
         # frames over 2 warps by CLN_FWD_WIDE_*).
         "fwd tile4096": {"CLN_FWD_TILE": 4096},
