@@ -99,7 +99,13 @@ def _direction_knobs(kernel: str) -> dict[str, object]:
     diagnostic timelines (``_DIAG_TIMELINE``, ``_DIAG_TIMELINE_BWD``) compiled in; the forward
     with its wait before its first load (``CLN_PDL_EARLY``), the backward with it after."""
     # CLN_TILE_EVICT, CLN_OUT_CACHE: none by default
-    hints = {"LD_EV": "", "ST_CM": "", "WAIT_FIRST": kernel == "_cln_fwd_kernel"}
+    # CLN_FWD_AFFINE_EARLY, CLN_BWD_AFFINE_EARLY: off by default
+    hints = {
+        "LD_EV": "",
+        "ST_CM": "",
+        "WAIT_FIRST": kernel == "_cln_fwd_kernel",
+        "AFFINE_EARLY": False,
+    }
     if kernel == "_cln_fwd_kernel":
         return {"ABLATE": 0, "TIMELINE": True, "STAGGER": True, "GDC": True, **hints}
     return {
@@ -140,6 +146,18 @@ def test_cln_kernels_compile_pairs(kernel, flags, dtype, pairs):
     # With the cache hints of the tiles and outputs (``CLN_TILE_EVICT``, ``CLN_OUT_CACHE``).
     const.update(LD_EV="evict_first", ST_CM=".cs")
     _compile(kernel, ints, const, num_warps=2 if kernel == "_cln_fwd_kernel" else 4, dtype=dtype)
+
+
+@pytest.mark.parametrize("kernel, flags", KERNELS, ids=["fwd", "bwd"])
+def test_cln_kernels_compile_affine_early(kernel, flags):
+    """The affine parameters read before the prefix / suffix wait (``CLN_FWD_AFFINE_EARLY``,
+    ``CLN_BWD_AFFINE_EARLY``, off by default) at a target shape's fp32 tile."""
+    ints = {"B": 4, "C": 256, "T": 16000, "NTB": 500, "NG": 4}
+    tile = dict(BLOCK_C=256, BT=32, NUM_CB=1, SCR_OFF=16)
+    const = {**flags, **tile, "G": 128, "CHUNK": 128, "RUN": 1, "PAIRS": 0, "ASM": False}
+    const["TICKET_ATOMIC"] = False
+    const.update(_direction_knobs(kernel), AFFINE_EARLY=True)
+    _compile(kernel, ints, const, num_warps=4)
 
 
 @pytest.mark.parametrize("kernel", ["_zero_kernel", "_zero_kernel early", "_colsum_kernel"])

@@ -352,8 +352,14 @@ CLN_PDL_EARLY_ATOMIC = False
 CLN_TILE_EVICT = ""
 CLN_OUT_CACHE = ""
 #: The affine parameters read before the prefix / suffix wait instead of after it (tiles of
-#: one channel block): the forward's gamma and beta, the backward's gamma for dx.  A tile's
-#: output then starts as soon as its prefix is known, without one more L2 round trip.
+#: one channel block): the forward's gamma and beta, the backward's gamma for dx, so that a
+#: tile's output would not wait one more L2 round trip after its prefix.  Off: measured mixed.
+#: H200, bench.tune, two rounds in one call, us, after -> both before: forward fp32 40.5-40.8 ->
+#: 41.3-41.4 at (4, 256, 16000), 42.0-42.2 -> 42.0-42.3 at (2, 128, 64000), 76.1-76.3 ->
+#: 75.8-76.1 at (16, 512, 4000); bf16 48.7 -> 49.4 at (16, 512, 4000), +-0.5 elsewhere; fwd+bwd
+#: fp32 gains 1.2-1.7 us at (4, 256, 16000) and (16, 512, 4000), bf16 loses up to 3 us; the
+#: (80, 64, 301) seed's forward 9.1 -> 11.9-12.0 (ptxas 13.0 offline: 8 B more spilled at the
+#: fp32 tile of C = 256) (bench/results/nvidia-h200-s28-tune-{affine28-*,seed28}.log).
 CLN_FWD_AFFINE_EARLY = False
 CLN_BWD_AFFINE_EARLY = False
 
