@@ -1,0 +1,191 @@
+"""The Triton cLN in two reads (``backends/triton/two_pass.py``) against the single pass (GPU).
+
+    python3 -m bench.probe_two_pass [--dtype fp32,bf16] [--variants a,b] [--modes fwd,fwd_bwd]
+
+Every variant is a set of module constants of ``backends.triton.kernels`` (``K.``) and
+``backends.triton.two_pass`` (``TP.``).  Each case is first checked against the float64
+references of the benchmark (``bench.runner.make_group``), then timed with the benchmark's
+own timer over as many input copies as the benchmark rotates (one rotation moves at least
+4 x the L2), so that no input is found in the L2 from the previous call: the two-pass path's
+second read must earn its L2 hits within one call.  Figures are fractions of the copy
+bandwidth measured at the start of the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import math
+import sys
+from collections.abc import Iterator
+
+import torch
+
+from bench.impls import backend_fn
+from bench.runner import make_group, make_steps, n_copies
+from bench.timing import copy_bandwidth, side_stream, time_steps
+from common.testing import assert_close
+
+SHAPES = [(16, 512, 4000), (4, 256, 16000), (2, 128, 64000)]
+SEED = (80, 64, 301)
+_ALL = ("fwd", "bwd")
+
+VARIANTS: dict[str, dict[str, object]] = {
+    "single": {"K.CLN_TWO_PASS": ()},
+    "two": {"K.CLN_TWO_PASS": _ALL, "K.CLN_TWO_PASS_ITEMSIZES": (2, 4)},
+    "two fwd only": {"K.CLN_TWO_PASS": ("fwd",), "K.CLN_TWO_PASS_ITEMSIZES": (2, 4)},
+    "two bwd only": {"K.CLN_TWO_PASS": ("bwd",), "K.CLN_TWO_PASS_ITEMSIZES": (2, 4)},
+    "two no hints": {
+        "K.CLN_TWO_PASS": _ALL,
+        "K.CLN_TWO_PASS_ITEMSIZES": (2, 4),
+        "TP.TP_LD1_EV": "",
+        "TP.TP_LD2_EV": "",
+    },
+    "two fwd order": {
+        "K.CLN_TWO_PASS": _ALL,
+        "K.CLN_TWO_PASS_ITEMSIZES": (2, 4),
+        "TP.TP_REVERSE": False,
+    },
+    "two rows128": {
+        "K.CLN_TWO_PASS": _ALL,
+        "K.CLN_TWO_PASS_ITEMSIZES": (2, 4),
+        "TP.TP_ROW_BYTES": 128,
+    },
+    "two rows512": {
+        "K.CLN_TWO_PASS": _ALL,
+        "K.CLN_TWO_PASS_ITEMSIZES": (2, 4),
+        "TP.TP_ROW_BYTES": 512,
+    },
+    "two stages1": {
+        "K.CLN_TWO_PASS": _ALL,
+        "K.CLN_TWO_PASS_ITEMSIZES": (2, 4),
+        "TP.TP_STAGES": 1,
+    },
+    "two stages3": {
+        "K.CLN_TWO_PASS": _ALL,
+        "K.CLN_TWO_PASS_ITEMSIZES": (2, 4),
+        "TP.TP_STAGES": 3,
+    },
+    "two blocks2x": {
+        "K.CLN_TWO_PASS": _ALL,
+        "K.CLN_TWO_PASS_ITEMSIZES": (2, 4),
+        "TP.TP_STATS_BLOCK": 8192,
+        "TP.TP_APPLY_BLOCK": 16384,
+    },
+    "two warps8": {
+        "K.CLN_TWO_PASS": _ALL,
+        "K.CLN_TWO_PASS_ITEMSIZES": (2, 4),
+        "TP.TP_NUM_WARPS": 8,
+    },
+    "two no pdl": {
+        "K.CLN_TWO_PASS": _ALL,
+        "K.CLN_TWO_PASS_ITEMSIZES": (2, 4),
+        "K.CLN_PDL": False,
+    },
+}
+
+_MODULES = {"K": "backends.triton.kernels", "TP": "backends.triton.two_pass"}
+
+
+@contextlib.contextmanager
+def knobs(kw: dict[str, object]) -> Iterator[None]:
+    old: list[tuple[object, str, object]] = []
+    for key, v in kw.items():
+        mod_key, name = key.split(".", 1)
+        mod = importlib.import_module(_MODULES[mod_key])
+        if not hasattr(mod, name):
+            raise AttributeError(f"{_MODULES[mod_key]} has no knob {name}")
+        old.append((mod, name, getattr(mod, name)))
+        setattr(mod, name, v)
+    try:
+        yield
+    finally:
+        for mod, name, v in reversed(old):
+            setattr(mod, name, v)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dtype", default="fp32,bf16")
+    ap.add_argument("--variants", default=",".join(VARIANTS))
+    ap.add_argument("--modes", default="fwd,fwd_bwd")
+    ap.add_argument("--shapes", default="targets,seed")
+    ap.add_argument("--budget", type=float, default=0.15)
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("bench.probe_two_pass needs a CUDA GPU", file=sys.stderr)
+        return 2
+    dev = torch.device("cuda")
+    names = args.variants.split(",")
+    unknown = [n for n in names if n not in VARIANTS]
+    if unknown:
+        ap.error(f"unknown variants {unknown}; known: {list(VARIANTS)}")
+    bw = copy_bandwidth(dev).gbps * 1e9
+    l2 = torch.cuda.get_device_properties(dev).L2_cache_size
+    print(f"copy bandwidth {bw / 1e9:.0f} GB/s, L2 {l2 / 2**20:.0f} MiB", flush=True)
+    fn = backend_fn("cln", "triton")
+    shapes = (SHAPES if "targets" in args.shapes else []) + (
+        [SEED] if "seed" in args.shapes else []
+    )
+    for dname in args.dtype.split(","):
+        dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[dname]
+        for shape in shapes:
+            if shape == SEED and dtype != torch.float32:
+                continue
+            size = math.prod(shape) * dtype.itemsize
+            modes = args.modes.split(",")
+            ncopy = max(n_copies(f * size, size, l2) for f in (2, 5))
+            g = make_group("cln", shape, dtype, dev, 1234 + sum(shape), ncopy, ncopy)
+            # torch's copy of the same bytes, over the same copies
+            dst = torch.empty_like(g.xs[0])
+            with side_stream(dev):
+                steps = [lambda x=x, d=dst: d.copy_(x) for x in g.xs]
+                t = time_steps(steps, dev, args.budget, cuda_graph=True).median_us
+            print(
+                f"{str(shape):18s} {dname:5s} fwd     {'torch copy':16s} {t:8.1f} us "
+                f"{2 * size / t / 1e3:6.0f} GB/s {2 * size / (t * 1e-6) / bw:5.3f}",
+                flush=True,
+            )
+            del dst
+            for mode in modes:
+                factor = 2 if mode == "fwd" else 5
+                for name in names:
+                    try:
+                        with knobs(VARIANTS[name]):
+                            t = _case(g, fn, mode, ncopy, dev, args.budget)
+                    except Exception as exc:  # report and go on
+                        print(
+                            f"{str(shape):18s} {dname:5s} {mode:7s} {name:16s} FAILED "
+                            f"{type(exc).__name__}: {str(exc)[:300]}",
+                            flush=True,
+                        )
+                        continue
+                    gbs = factor * size / (t * 1e-6)
+                    print(
+                        f"{str(shape):18s} {dname:5s} {mode:7s} {name:16s} {t:8.1f} us "
+                        f"{gbs / 1e9:6.0f} GB/s {gbs / bw:5.3f}",
+                        flush=True,
+                    )
+            del g
+            torch.cuda.empty_cache()
+    return 0
+
+
+def _case(g, fn, mode: str, ncopy: int, dev: torch.device, budget: float) -> float:
+    x, params = g.xs[0], g.params
+    if mode == "fwd":
+        with torch.no_grad():
+            assert_close("y", fn(x, params), g.ref_y, g.tol_y)
+    else:
+        leaves = [t.clone().requires_grad_(True) for t in (x, *params)]
+        got = torch.autograd.grad(fn(leaves[0], tuple(leaves[1:])), leaves, g.dys[0])
+        for name, gv, want, tol in zip(g.grad_names, got, g.ref_grads, g.tol_grads):
+            assert_close(name, gv, want, tol)
+    with side_stream(dev), torch.no_grad() if mode == "fwd" else torch.enable_grad():
+        steps = make_steps(g, fn, mode, ncopy)
+        return time_steps(steps, dev, budget, cuda_graph=True).median_us
+
+
+if __name__ == "__main__":
+    sys.exit(main())
