@@ -23,6 +23,7 @@ from collections.abc import Iterator
 import torch
 
 from bench.impls import backend_fn
+from bench.profile_rms_bwd import kernel_table
 from bench.runner import make_group, make_steps, n_copies
 from bench.timing import copy_bandwidth, side_stream, time_steps
 from common.testing import assert_close
@@ -31,58 +32,37 @@ SHAPES = [(16, 512, 4000), (4, 256, 16000), (2, 128, 64000)]
 SEED = (80, 64, 301)
 _ALL = ("fwd", "bwd")
 
+
+def _two(directions: tuple[str, ...] = _ALL, **tp: object) -> dict[str, object]:
+    """The two-pass path for ``directions`` at every item size, with ``TP_*`` knobs."""
+    kw: dict[str, object] = {"K.CLN_TWO_PASS": directions, "K.CLN_TWO_PASS_ITEMSIZES": (2, 4)}
+    kw.update({f"TP.{k}": v for k, v in tp.items()})
+    return kw
+
+
 VARIANTS: dict[str, dict[str, object]] = {
     "single": {"K.CLN_TWO_PASS": ()},
-    "two": {"K.CLN_TWO_PASS": _ALL, "K.CLN_TWO_PASS_ITEMSIZES": (2, 4)},
-    "two fwd only": {"K.CLN_TWO_PASS": ("fwd",), "K.CLN_TWO_PASS_ITEMSIZES": (2, 4)},
-    "two bwd only": {"K.CLN_TWO_PASS": ("bwd",), "K.CLN_TWO_PASS_ITEMSIZES": (2, 4)},
-    "two no hints": {
-        "K.CLN_TWO_PASS": _ALL,
-        "K.CLN_TWO_PASS_ITEMSIZES": (2, 4),
-        "TP.TP_LD1_EV": "",
-        "TP.TP_LD2_EV": "",
-    },
-    "two fwd order": {
-        "K.CLN_TWO_PASS": _ALL,
-        "K.CLN_TWO_PASS_ITEMSIZES": (2, 4),
-        "TP.TP_REVERSE": False,
-    },
-    "two rows128": {
-        "K.CLN_TWO_PASS": _ALL,
-        "K.CLN_TWO_PASS_ITEMSIZES": (2, 4),
-        "TP.TP_ROW_BYTES": 128,
-    },
-    "two rows512": {
-        "K.CLN_TWO_PASS": _ALL,
-        "K.CLN_TWO_PASS_ITEMSIZES": (2, 4),
-        "TP.TP_ROW_BYTES": 512,
-    },
-    "two stages1": {
-        "K.CLN_TWO_PASS": _ALL,
-        "K.CLN_TWO_PASS_ITEMSIZES": (2, 4),
-        "TP.TP_STAGES": 1,
-    },
-    "two stages3": {
-        "K.CLN_TWO_PASS": _ALL,
-        "K.CLN_TWO_PASS_ITEMSIZES": (2, 4),
-        "TP.TP_STAGES": 3,
-    },
-    "two blocks2x": {
-        "K.CLN_TWO_PASS": _ALL,
-        "K.CLN_TWO_PASS_ITEMSIZES": (2, 4),
-        "TP.TP_STATS_BLOCK": 8192,
-        "TP.TP_APPLY_BLOCK": 16384,
-    },
-    "two warps8": {
-        "K.CLN_TWO_PASS": _ALL,
-        "K.CLN_TWO_PASS_ITEMSIZES": (2, 4),
-        "TP.TP_NUM_WARPS": 8,
-    },
-    "two no pdl": {
-        "K.CLN_TWO_PASS": _ALL,
-        "K.CLN_TWO_PASS_ITEMSIZES": (2, 4),
-        "K.CLN_PDL": False,
-    },
+    "two": _two(),
+    "two fwd only": _two(("fwd",)),
+    "two bwd only": _two(("bwd",)),
+    "two no hints": _two(TP_LD1_EV="", TP_LD2_EV=""),
+    "two fwd order": _two(TP_REVERSE=False),
+    "two rows128": _two(TP_ROW_BYTES=128),
+    "two rows512": _two(TP_ROW_BYTES=512),
+    "two stages1": _two(TP_STAGES=1),
+    "two stages3": _two(TP_STAGES=3),
+    "two blocks2x": _two(TP_STATS_BLOCK=8192, TP_APPLY_BLOCK=16384),
+    "two warps8": _two(TP_STATS_WARPS=8, TP_APPLY_WARPS=8),
+    "two no pdl": {**_two(), "K.CLN_PDL": False},
+    "two apply2k": _two(TP_APPLY_BLOCK=2048),
+    "two apply4k": _two(TP_APPLY_BLOCK=4096),
+    "two apply16k": _two(TP_APPLY_BLOCK=16384),
+    "two apply16k w8": _two(TP_APPLY_BLOCK=16384, TP_APPLY_WARPS=8),
+    "two stats8k": _two(TP_STATS_BLOCK=8192),
+    "two stats16k": _two(TP_STATS_BLOCK=16384),
+    "two stats16k w8": _two(TP_STATS_BLOCK=16384, TP_STATS_WARPS=8),
+    "two minprog1": _two(TP_MIN_PROGRAMS_PER_SM=1),
+    "two minprog1 rows512": _two(TP_MIN_PROGRAMS_PER_SM=1, TP_ROW_BYTES=512),
 }
 
 _MODULES = {"K": "backends.triton.kernels", "TP": "backends.triton.two_pass"}
@@ -112,6 +92,12 @@ def main() -> int:
     ap.add_argument("--modes", default="fwd,fwd_bwd")
     ap.add_argument("--shapes", default="targets,seed")
     ap.add_argument("--budget", type=float, default=0.15)
+    ap.add_argument(
+        "--profile",
+        type=int,
+        default=0,
+        help="instead of timing, the device time of each kernel over N steps (torch.profiler)",
+    )
     args = ap.parse_args()
     if not torch.cuda.is_available():
         print("bench.probe_two_pass needs a CUDA GPU", file=sys.stderr)
@@ -151,6 +137,12 @@ def main() -> int:
             for mode in modes:
                 factor = 2 if mode == "fwd" else 5
                 for name in names:
+                    if args.profile:
+                        with knobs(VARIANTS[name]):
+                            _profile(
+                                g, fn, mode, ncopy, args.profile, f"{shape} {dname} {mode} {name}"
+                            )
+                        continue
                     try:
                         with knobs(VARIANTS[name]):
                             t = _case(g, fn, mode, ncopy, dev, args.budget)
@@ -169,7 +161,32 @@ def main() -> int:
                     )
             del g
             torch.cuda.empty_cache()
+    if args.profile:
+        _registers()
     return 0
+
+
+def _registers() -> None:
+    """Registers, spills and shared memory of every two-pass kernel compiled in this run."""
+    from backends.triton import two_pass as TP
+
+    for name in (
+        "_stats_kernel",
+        "_tile_scan_kernel",
+        "_apply_kernel",
+        "_bwd_sums_kernel",
+        "_tile_suffix_kernel",
+        "_bwd_apply_kernel",
+    ):
+        fn = getattr(TP, name)
+        for cache in getattr(fn, "device_caches", {}).values():
+            for key, ck in cache[0].items():
+                md = ck.metadata
+                print(
+                    f"{name:20s} regs {ck.n_regs:3d} spills {ck.n_spills:4d} shared "
+                    f"{md.shared:6d} warps {md.num_warps} {str(key)[:160]}",
+                    flush=True,
+                )
 
 
 def _case(g, fn, mode: str, ncopy: int, dev: torch.device, budget: float) -> float:
@@ -185,6 +202,18 @@ def _case(g, fn, mode: str, ncopy: int, dev: torch.device, budget: float) -> flo
     with side_stream(dev), torch.no_grad() if mode == "fwd" else torch.enable_grad():
         steps = make_steps(g, fn, mode, ncopy)
         return time_steps(steps, dev, budget, cuda_graph=True).median_us
+
+
+def _profile(g, fn, mode: str, ncopy: int, steps: int, title: str) -> None:
+    """Device time per call of each kernel of ``mode`` over ``steps`` rotations' calls."""
+    with torch.no_grad() if mode == "fwd" else torch.enable_grad():
+        calls = make_steps(g, fn, mode, ncopy)
+        it = iter(range(10**9))
+
+        def step() -> None:
+            calls[next(it) % len(calls)]()
+
+        kernel_table(title, step, steps)
 
 
 if __name__ == "__main__":

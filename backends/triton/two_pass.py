@@ -53,7 +53,8 @@ TP_STATS_BLOCK = 4096
 TP_APPLY_BLOCK = 8192
 #: Software-pipelining stages of the statistics loop over channel blocks.
 TP_STAGES = 2
-TP_NUM_WARPS = 4
+TP_STATS_WARPS = 4
+TP_APPLY_WARPS = 4
 #: L2 policies: the first read kept (evict_last), the second read and the output streamed.
 TP_LD1_EV = "evict_last"
 TP_LD2_EV = "evict_first"
@@ -502,10 +503,10 @@ def cln_forward(
         cnt, m0, M0 = state
     else:
         cnt = m0 = M0 = mean  # never read (HAS_STATE=False)
-    nw = TP_NUM_WARPS
     _stats_kernel[(p.nt,)](
         x, ws, C, T, p.ntb, btt, p.nt,
-        BLOCK_C=p.sc, BT=p.bt, STAGES=TP_STAGES, LD_EV=TP_LD1_EV, GDC=pdl, num_warps=nw,
+        BLOCK_C=p.sc, BT=p.bt, STAGES=TP_STAGES, LD_EV=TP_LD1_EV, GDC=pdl,
+        num_warps=TP_STATS_WARPS,
         **K._pdl_kw(pdl and K.CLN_PDL_ZERO),
     )  # fmt: skip
     _tile_scan_kernel[(B,)](
@@ -518,7 +519,7 @@ def cln_forward(
         ws, cnt, C, T, p.ntb, p.ncb, btt, p.nt, float(eps),
         HAS_STATE=state is not None, HAS_GAMMA=gamma is not None, HAS_BETA=beta is not None,
         BLOCK_C=p.ac, BT=p.bt, REVERSE=TP_REVERSE, LD_EV=TP_LD2_EV, ST_EV=TP_ST_EV, GDC=pdl,
-        num_warps=nw, **kw,
+        num_warps=TP_APPLY_WARPS, **kw,
     )  # fmt: skip
 
 
@@ -545,13 +546,12 @@ def cln_backward(
     parts = torch.empty((p.nt, pw), dtype=torch.float32, device=x.device) if pw else ws
     dgp = parts if dgamma is not None else ws
     dbp = parts[:, C:] if dgamma is not None and dbeta is not None else parts
-    nw = TP_NUM_WARPS
     _bwd_sums_kernel[(p.nt,)](
         dy, x, gamma if gamma is not None else x, mean, rstd,
         count if count is not None else mean, ws, dgp, dbp, C, T, p.ntb, btt, p.nt, pw,
         HAS_COUNT=count is not None, HAS_GAMMA=gamma is not None, HAS_DG=dgamma is not None,
         HAS_DB=dbeta is not None, BLOCK_C=p.sc, BT=p.bt,
-        STAGES=TP_STAGES, LD_EV=TP_LD1_EV, GDC=pdl, num_warps=nw,
+        STAGES=TP_STAGES, LD_EV=TP_LD1_EV, GDC=pdl, num_warps=TP_STATS_WARPS,
         **K._pdl_kw(pdl and K.CLN_PDL_ZERO),
     )  # fmt: skip
     _tile_suffix_kernel[(B,)](
@@ -561,7 +561,8 @@ def cln_backward(
     _bwd_apply_kernel[(p.nt * p.ncb,)](
         dy, x, gamma if gamma is not None else x, mean, rstd, ws, dx, C, T, p.ntb, p.ncb, btt,
         p.nt, HAS_GAMMA=gamma is not None, BLOCK_C=p.ac, BT=p.bt,
-        REVERSE=TP_REVERSE, LD_EV=TP_LD2_EV, ST_EV=TP_ST_EV, GDC=pdl, num_warps=nw, **kw,
+        REVERSE=TP_REVERSE, LD_EV=TP_LD2_EV, ST_EV=TP_ST_EV, GDC=pdl,
+        num_warps=TP_APPLY_WARPS, **kw,
     )  # fmt: skip
     if dgamma is not None:
         K.colsum(parts, dgamma, dbeta, pdl=pdl)
