@@ -41,19 +41,22 @@ from common.kernel_api import ClnStateTuple
 # Tunables (read at call time).
 # --------------------------------------------------------------------------------------------
 #: Bytes of one channel row of a tile (frames per tile = this / itemsize, within the grid
-#: rule below).  Rows that long keep the DRAM's bursts whole, which the single-pass tiles
-#: cannot for 16-bit inputs (all channels of a tile are held at once).
-TP_ROW_BYTES = 256
+#: rule below).
+TP_ROW_BYTES = 128
 #: Frames per tile are halved (down to ``TP_MIN_ROW_BYTES`` rows) while the statistics grid
 #: has fewer than this many programs per SM.
-TP_MIN_PROGRAMS_PER_SM = 4
+TP_MIN_PROGRAMS_PER_SM = 8
 TP_MIN_ROW_BYTES = 64
-#: Values of one channel block of the statistics loop / of one output program.
-TP_STATS_BLOCK = 4096
+#: Values of one channel block of the statistics loop (per tensor) / of one output program.
+TP_STATS_BLOCK = 2048
 TP_APPLY_BLOCK = 8192
 #: Software-pipelining stages of the statistics loop over channel blocks.
 TP_STAGES = 2
-TP_STATS_WARPS = 4
+#: One warp per statistics program: the per-frame sums over a block's channels then stay
+#: within the warp (registers and shuffles).  With 4 warps they were cross-warp reductions
+#: through shared memory, and the statistics kernel alone took 31 us to read 33 MB at
+#: (4, 256, 16000) bf16 (H200, bench/results/nvidia-h200-s30b-probe-two-pass-prof.log).
+TP_STATS_WARPS = 1
 TP_APPLY_WARPS = 4
 #: L2 policies: the first read kept (evict_last), the second read and the output streamed.
 TP_LD1_EV = "evict_last"
