@@ -69,6 +69,10 @@ VARIANTS: dict[str, dict[str, object]] = {
     "two awarps2": _two(TP_APPLY_WARPS=2),
     "two awarps8": _two(TP_APPLY_WARPS=8),
     "two apply4k awarps2": _two(TP_APPLY_BLOCK=4096, TP_APPLY_WARPS=2),
+    "two unshifted": _two(TP_SHIFTED_SUMS=False),
+    "two unfused": _two(TP_FUSED_PREFIX_MAX=0),
+    # session 30's third call (before the shifted sums and the fused prefix)
+    "two s30c": _two(TP_SHIFTED_SUMS=False, TP_FUSED_PREFIX_MAX=0),
 }
 
 _MODULES = {"K": "backends.triton.kernels", "TP": "backends.triton.two_pass"}

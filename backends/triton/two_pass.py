@@ -66,6 +66,19 @@ TP_ST_EV = ""
 TP_REVERSE = True
 #: Tile aggregates scanned per chunk by the one program of a sequence.
 TP_SCAN_BLOCK = 1024
+#: Sequences of at most this many tiles skip the scan launch: each output program reduces the
+#: aggregates of the tiles before (forward) / after (backward) its own, in a fixed tree (at
+#: most this many words from the L2, a few MB in all at the target shapes).  The scan launch
+#: took 2-7 us at the bf16 targets (nvidia-h200-s30c-probe-two-pass-prof.log).  0: never.
+TP_FUSED_PREFIX_MAX = 1024
+#: The statistics kernel's per-frame sums shifted by the exact mean of the first channel block
+#: (sums of d = x - K and d^2 over the channels, M2 = S2 - S1^2 / C once at the end) instead of
+#: an exact two-pass (mean, M2) per channel block merged by the Chan rule: the merge's division
+#: per frame and block, and the second pass over the block, cost more instructions per value
+#: than the loads (the kernel was issue bound: 14.8 us for 33 MB at (4, 256, 16000) bf16).
+#: The shift is within a block's spread of the frame's mean, so S1^2 / C stays a small part
+#: of S2 (no cancellation at any DC offset); tiles still combine by the Chan rule.
+TP_SHIFTED_SUMS = True
 
 
 def _next_pow2(n: int) -> int:
@@ -89,6 +102,8 @@ def _stats_kernel(
     STAGES: tl.constexpr,
     LD_EV: tl.constexpr,
     GDC: tl.constexpr,
+    SHIFTED: tl.constexpr = True,
+    EVEN_C: tl.constexpr = False,
 ):
     """Program (b, i): per-frame (mean, M2) over all channels of tile i of sequence b, their
     in-tile inclusive scan -> ws[0:BTT] (mean), ws[BTT:2BTT] (M2), and the tile aggregate ->
@@ -103,20 +118,49 @@ def _stats_kernel(
     offs_t = i * BT + tl.arange(0, BT)
     tmask = offs_t < T
     offs_c = tl.arange(0, BLOCK_C)
-    fn = tl.zeros([BT], tl.float32)
-    fm = tl.zeros([BT], tl.float32)
-    fM = tl.zeros([BT], tl.float32)
-    for c0 in tl.range(0, C, BLOCK_C, num_stages=STAGES):
-        cc = c0 + offs_c
-        mask = (cc < C)[:, None] & tmask[None, :]
+    if SHIFTED:
+        cmask = offs_c < C
+        mask = cmask[:, None] & tmask[None, :]
         xb = tl.load(
-            x_base + cc[:, None] * T + offs_t[None, :], mask=mask, other=0.0, eviction_policy=LD_EV
-        ).to(tl.float32)
-        nc = tl.minimum(C - c0, BLOCK_C).to(tl.float32)
-        bm = tl.sum(xb, axis=0) / nc
-        d = tl.where(mask, xb - bm[None, :], 0.0)
-        bM = tl.sum(d * d, axis=0)
-        fn, fm, fM = _chan(fn, fm, fM, nc + tl.zeros([BT], tl.float32), bm, bM)
+            x_base + offs_c[:, None] * T + offs_t[None, :], mask=mask, other=0.0,
+            eviction_policy=LD_EV,
+        ).to(tl.float32)  # fmt: skip
+        kf = tl.sum(xb, axis=0) / tl.minimum(C, BLOCK_C).to(tl.float32)  # the shift
+        d = xb - kf[None, :]
+        if not EVEN_C:
+            d = tl.where(cmask[:, None], d, 0.0)
+        s1 = tl.sum(d, axis=0)
+        s2 = tl.sum(d * d, axis=0)
+        for c0 in tl.range(BLOCK_C, C, BLOCK_C, num_stages=STAGES):
+            cc = c0 + offs_c
+            xb = tl.load(
+                x_base + cc[:, None] * T + offs_t[None, :], mask=(cc < C)[:, None] & tmask[None, :],
+                other=0.0, eviction_policy=LD_EV,
+            ).to(tl.float32)  # fmt: skip
+            d = xb - kf[None, :]
+            if not EVEN_C:
+                d = tl.where((cc < C)[:, None], d, 0.0)
+            s1 += tl.sum(d, axis=0)
+            s2 += tl.sum(d * d, axis=0)
+        fn = tl.zeros([BT], tl.float32) + C
+        fm = kf + s1 / C
+        fM = tl.maximum(s2 - s1 * (s1 / C), 0.0)
+    else:
+        fn = tl.zeros([BT], tl.float32)
+        fm = tl.zeros([BT], tl.float32)
+        fM = tl.zeros([BT], tl.float32)
+        for c0 in tl.range(0, C, BLOCK_C, num_stages=STAGES):
+            cc = c0 + offs_c
+            mask = (cc < C)[:, None] & tmask[None, :]
+            xb = tl.load(
+                x_base + cc[:, None] * T + offs_t[None, :], mask=mask, other=0.0,
+                eviction_policy=LD_EV,
+            ).to(tl.float32)  # fmt: skip
+            nc = tl.minimum(C - c0, BLOCK_C).to(tl.float32)
+            bm = tl.sum(xb, axis=0) / nc
+            d = tl.where(mask, xb - bm[None, :], 0.0)
+            bM = tl.sum(d * d, axis=0)
+            fn, fm, fM = _chan(fn, fm, fM, nc + tl.zeros([BT], tl.float32), bm, bM)
     # Padding frames are empty partitions: identities of the scan, so its last element is the
     # tile aggregate.
     fn = tl.where(tmask, fn, 0.0)
@@ -195,6 +239,9 @@ def _apply_kernel(
     rstd_ptr,
     ws_ptr,
     cnt_ptr,
+    m0_ptr,
+    M0_ptr,
+    m2_ptr,
     C,
     T,
     NTB,
@@ -211,6 +258,8 @@ def _apply_kernel(
     LD_EV: tl.constexpr,
     ST_EV: tl.constexpr,
     GDC: tl.constexpr,
+    FUSED: tl.constexpr = False,
+    NTBP: tl.constexpr = 2,
 ):
     """Program (b, i, cb): y of channel block cb of tile i of sequence b; channel block 0 also
     writes mean / rstd of the tile's frames."""
@@ -243,10 +292,27 @@ def _apply_kernel(
     st = b64 * T + offs_t
     sm = tl.load(ws_ptr + st, mask=tmask, other=0.0)
     sM = tl.load(ws_ptr + BTT + st, mask=tmask, other=0.0)
-    p_m = ws_ptr + 2 * BTT + 2 * NT + b * (NTB + 1) + i
-    pm = tl.load(p_m)
-    pM = tl.load(p_m + B * (NTB + 1))
-    pn = cnt0 + (C * BT * i).to(tl.float32)
+    if FUSED:
+        # The exclusive prefix from the aggregates of the earlier tiles (all full tiles), in a
+        # fixed tree, after the state; the last tile also writes the state's M2.
+        ag = ws_ptr + 2 * BTT + b * NTB
+        lane = tl.arange(0, NTBP)
+        need = lane < i
+        am = tl.load(ag + lane, mask=need, other=0.0)
+        aM = tl.load(ag + NT + lane, mask=need, other=0.0)
+        an = tl.where(need, C * BT, 0).to(tl.float32)
+        pn, pm, pM = tl.reduce((an, am, aM), 0, _chan)
+        if HAS_STATE:
+            pn, pm, pM = _chan(cnt0, tl.load(m0_ptr + b), tl.load(M0_ptr + b), pn, pm, pM)
+        qn, qm, qM = _chan(
+            pn, pm, pM, (C * (T - i * BT)).to(tl.float32), tl.load(ag + i), tl.load(ag + NT + i)
+        )
+        tl.store(m2_ptr + b, qM, mask=(i * NCB + cb) == (NTB - 1) * NCB)
+    else:
+        p_m = ws_ptr + 2 * BTT + 2 * NT + b * (NTB + 1) + i
+        pm = tl.load(p_m)
+        pM = tl.load(p_m + B * (NTB + 1))
+        pn = cnt0 + (C * BT * i).to(tl.float32)
     sn = (C * (offs_t - i * BT + 1)).to(tl.float32)
     n_t, m_t, M_t = _chan(pn, pm, pM, sn, sm, sM)
     r_t = 1.0 / tl.sqrt(M_t / tl.maximum(n_t, 1.0) + eps)
@@ -410,6 +476,8 @@ def _bwd_apply_kernel(
     LD_EV: tl.constexpr,
     ST_EV: tl.constexpr,
     GDC: tl.constexpr,
+    FUSED: tl.constexpr = False,
+    NTBP: tl.constexpr = 2,
 ):
     """Program (b, i, cb): dx = r*g - S_a - (x - K)*S_b + P of channel block cb of tile i."""
     k = tl.program_id(0)
@@ -438,12 +506,25 @@ def _bwd_apply_kernel(
     else:
         gb = dyb
     _gdc_wait(GDC)
-    B = NT // NTB
-    dl = NT + B
-    e = ws_ptr + 3 * BTT + 3 * NT + b * (NTB + 1) + i + 1  # the later tiles' sums
-    Sa = tl.load(ws_ptr + st, mask=tmask, other=0.0) + tl.load(e)
-    Sb = tl.load(ws_ptr + BTT + st, mask=tmask, other=0.0) + tl.load(e + dl)
-    P = tl.load(ws_ptr + 2 * BTT + st, mask=tmask, other=0.0) + tl.load(e + 2 * dl)
+    if FUSED:
+        # The later tiles' sums, reduced in a fixed tree.
+        src = ws_ptr + 3 * BTT + b * NTB
+        lane = tl.arange(0, NTBP)
+        need = (lane > i) & (lane < NTB)
+        va = tl.load(src + lane, mask=need, other=0.0)
+        vb = tl.load(src + NT + lane, mask=need, other=0.0)
+        vp = tl.load(src + 2 * NT + lane, mask=need, other=0.0)
+        ea, eb, ep = tl.reduce((va, vb, vp), 0, _add3)
+    else:
+        B = NT // NTB
+        dl = NT + B
+        e = ws_ptr + 3 * BTT + 3 * NT + b * (NTB + 1) + i + 1  # the later tiles' sums
+        ea = tl.load(e)
+        eb = tl.load(e + dl)
+        ep = tl.load(e + 2 * dl)
+    Sa = tl.load(ws_ptr + st, mask=tmask, other=0.0) + ea
+    Sb = tl.load(ws_ptr + BTT + st, mask=tmask, other=0.0) + eb
+    P = tl.load(ws_ptr + 2 * BTT + st, mask=tmask, other=0.0) + ep
     dx = r[None, :] * gb - Sa[None, :] - (xb - Kref) * Sb[None, :]
     dx = dx + P[None, :]
     tl.store(dx_ptr + offs, dx.to(dx_ptr.dtype.element_ty), mask=mask, eviction_policy=ST_EV)
@@ -506,23 +587,25 @@ def cln_forward(
         cnt, m0, M0 = state
     else:
         cnt = m0 = M0 = mean  # never read (HAS_STATE=False)
+    fused = p.ntb <= TP_FUSED_PREFIX_MAX
     _stats_kernel[(p.nt,)](
         x, ws, C, T, p.ntb, btt, p.nt,
         BLOCK_C=p.sc, BT=p.bt, STAGES=TP_STAGES, LD_EV=TP_LD1_EV, GDC=pdl,
-        num_warps=TP_STATS_WARPS,
+        SHIFTED=TP_SHIFTED_SUMS, EVEN_C=C % p.sc == 0, num_warps=TP_STATS_WARPS,
         **K._pdl_kw(pdl and K.CLN_PDL_ZERO),
     )  # fmt: skip
-    _tile_scan_kernel[(B,)](
-        ws, cnt, m0, M0, m2_last, C, T, p.ntb, btt, p.nt,
-        HAS_STATE=state is not None, BT=p.bt, BLOCK=min(TP_SCAN_BLOCK, max(2, _next_pow2(p.ntb))),
-        GDC=pdl, num_warps=4, **kw,
-    )  # fmt: skip
+    if not fused:
+        _tile_scan_kernel[(B,)](
+            ws, cnt, m0, M0, m2_last, C, T, p.ntb, btt, p.nt,
+            HAS_STATE=state is not None, BT=p.bt,
+            BLOCK=min(TP_SCAN_BLOCK, max(2, _next_pow2(p.ntb))), GDC=pdl, num_warps=4, **kw,
+        )  # fmt: skip
     _apply_kernel[(p.nt * p.ncb,)](
         x, y, gamma if gamma is not None else x, beta if beta is not None else x, mean, rstd,
-        ws, cnt, C, T, p.ntb, p.ncb, btt, p.nt, float(eps),
+        ws, cnt, m0, M0, m2_last, C, T, p.ntb, p.ncb, btt, p.nt, float(eps),
         HAS_STATE=state is not None, HAS_GAMMA=gamma is not None, HAS_BETA=beta is not None,
         BLOCK_C=p.ac, BT=p.bt, REVERSE=TP_REVERSE, LD_EV=TP_LD2_EV, ST_EV=TP_ST_EV, GDC=pdl,
-        num_warps=TP_APPLY_WARPS, **kw,
+        FUSED=fused, NTBP=max(2, _next_pow2(p.ntb)), num_warps=TP_APPLY_WARPS, **kw,
     )  # fmt: skip
 
 
@@ -557,15 +640,17 @@ def cln_backward(
         STAGES=TP_STAGES, LD_EV=TP_LD1_EV, GDC=pdl, num_warps=TP_STATS_WARPS,
         **K._pdl_kw(pdl and K.CLN_PDL_ZERO),
     )  # fmt: skip
-    _tile_suffix_kernel[(B,)](
-        ws, p.ntb, btt, p.nt, BLOCK=min(TP_SCAN_BLOCK, max(2, _next_pow2(p.ntb))), GDC=pdl,
-        num_warps=4, **kw,
-    )  # fmt: skip
+    fused = p.ntb <= TP_FUSED_PREFIX_MAX
+    if not fused:
+        _tile_suffix_kernel[(B,)](
+            ws, p.ntb, btt, p.nt, BLOCK=min(TP_SCAN_BLOCK, max(2, _next_pow2(p.ntb))), GDC=pdl,
+            num_warps=4, **kw,
+        )  # fmt: skip
     _bwd_apply_kernel[(p.nt * p.ncb,)](
         dy, x, gamma if gamma is not None else x, mean, rstd, ws, dx, C, T, p.ntb, p.ncb, btt,
         p.nt, HAS_GAMMA=gamma is not None, BLOCK_C=p.ac, BT=p.bt,
         REVERSE=TP_REVERSE, LD_EV=TP_LD2_EV, ST_EV=TP_ST_EV, GDC=pdl,
-        num_warps=TP_APPLY_WARPS, **kw,
+        FUSED=fused, NTBP=max(2, _next_pow2(p.ntb)), num_warps=TP_APPLY_WARPS, **kw,
     )  # fmt: skip
     if dgamma is not None:
         K.colsum(parts, dgamma, dbeta, pdl=pdl)
