@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Needs the code at 76d9981 (backends/triton/two_pass.py and bench/probe_two_pass.py, removed after it).
 # Session 30, first call: the Triton cLN in two reads (backends/triton/two_pass.py) against the
 # single pass, with the benchmark's input rotation (bench/probe_two_pass.py):
 #   OUT=out bash bench/gpu_s30.sh      -> $OUT/probe-two-pass-{core,bf16}.log

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Needs the code at 76d9981 (backends/triton/two_pass.py and bench/probe_two_pass.py, removed after it).
 # Session 30, second call: where the two-pass path's time goes (per-kernel device time,
 # torch.profiler; registers), and the tile-size variants timed:
 #   OUT=out bash bench/gpu_s30b.sh      -> $OUT/probe-two-pass-{prof,sizes}.log

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Needs the code at 76d9981 (backends/triton/two_pass.py and bench/probe_two_pass.py, removed after it).
 # Session 30, third call: the two-pass path with one-warp statistics programs (timing sweep
 # over its knobs at the bf16 targets; per-kernel profile with and without PDL):
 #   OUT=out bash bench/gpu_s30c.sh      -> $OUT/probe-two-pass-{sweep,prof}.log

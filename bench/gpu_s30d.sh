@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Needs the code at 76d9981 (backends/triton/two_pass.py and bench/probe_two_pass.py, removed after it).
 # Session 30, fourth call: the two-pass path with shifted per-frame sums and the prefix fused
 # into the output programs, against the single pass and session 30c's two-pass:
 #   OUT=out bash bench/gpu_s30d.sh      -> $OUT/probe-two-pass-{bf16,fp32,prof}.log

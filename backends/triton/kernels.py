@@ -363,18 +363,6 @@ CLN_OUT_CACHE = ""
 CLN_FWD_AFFINE_EARLY = False
 CLN_BWD_AFFINE_EARLY = False
 
-#: The cLN directions ("fwd", "bwd") that run in two reads of their inputs
-#: (``backends/triton/two_pass.py``: statistics, a scan of the tile aggregates, the output;
-#: no program waits on another) instead of the single-pass kernels below, for inputs of the
-#: item sizes in ``CLN_TWO_PASS_ITEMSIZES``.
-CLN_TWO_PASS: tuple[str, ...] = ()
-CLN_TWO_PASS_ITEMSIZES: tuple[int, ...] = (2,)
-
-
-def _two_pass(x: Tensor, direction: str) -> bool:
-    return direction in CLN_TWO_PASS and x.element_size() in CLN_TWO_PASS_ITEMSIZES
-
-
 #: ``colsum`` (the fixed-order column sums of the cLN backward's dgamma / dbeta partials): one
 #: launch up to this many rows; above, the rows are split into segments of at least
 #: ``COLSUM_MIN_SEG`` rows over about ``COLSUM_PROGRAMS`` programs, and a second launch sums
@@ -1811,10 +1799,6 @@ def cln_forward(
     rstd: Tensor,
     m2_last: Tensor,
 ) -> None:
-    if _two_pass(x, "fwd"):
-        from backends.triton import two_pass
-
-        return two_pass.cln_forward(x, gamma, beta, eps, state, y, mean, rstd, m2_last)
     B, C, T = x.shape
     p = _cln_plan(x, forward=True)
     # Ticket counter, then the tiles' and the groups' words; zeroed = "not published".
@@ -1887,10 +1871,6 @@ def cln_backward(
     dgamma: Tensor | None,
     dbeta: Tensor | None,
 ) -> None:
-    if _two_pass(x, "bwd"):
-        from backends.triton import two_pass
-
-        return two_pass.cln_backward(dy, x, gamma, mean, rstd, count, dx, dgamma, dbeta)
     B, C, T = x.shape
     p = _cln_plan(x, forward=False)
     pdl = _pdl(x)
