@@ -6,9 +6,9 @@
 # plots); the seed shape (80, 64, 301) with the cLN peers.
 set -uo pipefail
 source bench/gpu_env.sh
-T_TESTS=${T_TESTS:-300} gpu_test_all
-gpu_make_bench 260
-timeout -s KILL 90 python3 -m bench --op cln --backend triton,cuda_ext --peers eager,compile \
+T_TESTS=${T_TESTS:-270} gpu_test_all
+gpu_make_bench 230
+timeout -s KILL 60 python3 -m bench --op cln --backend triton,cuda_ext --peers eager,compile \
   --mode fwd,fwd_bwd --dtype fp32 --shapes 80x64x301 --cuda-graph all --budget 0.15 \
   --out "$OUT" --tag seed-peers > "$OUT/bench-seed.log" 2>&1
 echo "seed bench rc=$?"; tail -20 "$OUT/bench-seed.log"
