@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Session 31, the final calls on the code of main (no kernel changed since session 30's runs):
+#   OUT=out bash bench/gpu_s31_final.sh all    make test-all, then the cLN benchmark with its peers
+#   OUT=out bash bench/gpu_s31_final.sh main   the README's main job (make bench, every backend
+#                                              and peer, plots), with the time it needs (225 s in
+#                                              session 30, killed at 230 there)
+set -uo pipefail
+source bench/gpu_env.sh
+case "${1:-all}" in
+  all) T_TESTS=${T_TESTS:-320} gpu_final_call all s31 ;;
+  main) T_BENCH=${T_BENCH:-420} gpu_final_call main s31 ;;
+  *) echo "usage: $0 all|main" >&2; exit 2 ;;
+esac
+ls -la "$OUT"
