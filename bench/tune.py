@@ -58,6 +58,9 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "fwd16 tile16k": {"CLN_FWD_TILE": 16384},
         # The first wave of tickets spread over this many us (forward, backward, both).
         **{f"stagger fwd {us}us": {"CLN_FWD_STAGGER_NS": us * 1000} for us in range(1, 7)},
+        # Every forward program's loads paced to this rate from a common start time (the zero
+        # kernel's stamp) instead of the first wave's stagger.
+        **{f"pace {r}": {"CLN_FWD_PACE_GBPS": float(r)} for r in (3500, 4000, 4500, 5000, 6000)},
         "no bwd stagger": {"CLN_BWD_STAGGER_NS": 0},
         **{
             f"stagger bwd {us}us": {"CLN_BWD_STAGGER_NS": us * 1000}

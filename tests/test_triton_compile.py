@@ -160,13 +160,26 @@ def test_cln_kernels_compile_affine_early(kernel, flags):
     _compile(kernel, ints, const, num_warps=4)
 
 
-@pytest.mark.parametrize("kernel", ["_zero_kernel", "_zero_kernel early", "_colsum_kernel"])
+def test_cln_forward_compiles_paced():
+    """The forward with its loads paced from the zero kernel's stamp (``CLN_FWD_PACE_GBPS``,
+    off by default) at a target shape's packed bf16 tile."""
+    ints = {"B": 2, "C": 128, "T": 64000, "NTB": 1000, "NG": 8, "pace_ps": 7661, "stamp_idx": 2032}
+    tile = dict(BLOCK_C=128, BT=64, NUM_CB=1, SCR_OFF=16)
+    const = {**FWD_FLAGS, **tile, "G": 128, "CHUNK": 128, "RUN": 1, "PAIRS": 1, "ASM": True}
+    const["TICKET_ATOMIC"] = False
+    const.update(_direction_knobs("_cln_fwd_kernel"), STAGGER=False, PACE=True)
+    _compile("_cln_fwd_kernel", ints, const, num_warps=2, dtype="bf16")
+
+
+@pytest.mark.parametrize(
+    "kernel", ["_zero_kernel", "_zero_kernel early", "_zero_kernel early stamp", "_colsum_kernel"]
+)
 def test_pdl_helpers_compile(kernel):
-    """The scratch zeroing (its wait before or after its trigger, ``CLN_PDL_EARLY``) and the
-    column sums with their ``griddepcontrol`` instructions (``CLN_PDL``), which only the GPU
-    runs."""
+    """The scratch zeroing (its wait before or after its trigger, ``CLN_PDL_EARLY``; with the
+    start-time stamp of ``CLN_FWD_PACE_GBPS``) and the column sums with their
+    ``griddepcontrol`` instructions (``CLN_PDL``), which only the GPU runs."""
     if kernel.startswith("_zero_kernel"):
-        const = {"BLOCK": 1024, "EARLY": kernel.endswith("early")}
+        const = {"BLOCK": 1024, "EARLY": "early" in kernel, "STAMP": kernel.endswith("stamp")}
         _compile("_zero_kernel", {"n": 4016}, const, num_warps=4)
     else:
         ints = {"K": 1000, "W": 512, "SPLIT": 256, "seg": 64, "ldo": 512}

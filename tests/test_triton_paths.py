@@ -321,6 +321,32 @@ def test_stagger_leaves_the_output_unchanged(tdevice):
     assert_close("staggered cln fwd", outs[3000][0][..., :n], ref, tol)
 
 
+def test_pace_leaves_the_output_unchanged(tdevice):
+    """The paced forward (``CLN_FWD_PACE_GBPS``) writes bitwise the outputs of the plain one
+    (pacing only delays loads); on the GPU, where the early PDL chain turns it on, its scratch
+    has the zero kernel's stamp word.  Off under the interpreter."""
+    from backends.triton import kernels as K
+    from bench.tune import knobs
+
+    shape = (8, 64, 65536) if tdevice.type == "cuda" else (2, 8, 64)
+    x = torch.randn(shape, device=tdevice) - 0.5
+    g = torch.rand(shape[1], device=tdevice) + 0.5
+    b = torch.randn(shape[1], device=tdevice)
+    outs = {}
+    for gbps in (0.0, 4500.0):
+        with knobs(K, {"CLN_FWD_PACE_GBPS": gbps}):
+            p = K._cln_plan(x, forward=True)
+            atomic = K._atomic_tickets(x, p)
+            early = K._pdl_early(K._pdl(x), "fwd", atomic)
+            ps = K._pace_ps(x, p, atomic, early)
+            assert (ps > 0) == (gbps > 0 and early and not atomic)
+            if gbps and tdevice.type == "cuda" and K._pdl(x):
+                assert ps > 0
+            outs[gbps] = _triton_cln_fwd(K, x, g, b)
+    for a, r in zip(outs[4500.0], outs[0.0], strict=True):
+        assert torch.equal(a, r)
+
+
 def test_bwd_stagger_leaves_the_output_unchanged(tdevice):
     """The staggered backward's dx, dgamma and dbeta are bitwise those of the plain one; on the
     GPU at a grid of several waves with tiles by program id, where it is on (not with the

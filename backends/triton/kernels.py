@@ -293,6 +293,15 @@ CLN_BWD_STAGGER_NS = 4000
 #: convoy to break, and the spread would delay all of it: the (80, 64, 301) seed's 400 tiles
 #: are one wave on the H200).
 CLN_STAGGER_MIN_WAVES = 2
+#: Pace every forward program's loads to this many GB/s (read + write bytes of its tile),
+#: counted from one start time common to the launch: the zero kernel stores its %globaltimer
+#: once the launch before it has finished, and program k waits, after its own wait for the zero
+#: kernel, until that time + k x (tile bytes / rate).  0: off (the first-wave stagger above).
+#: Only with tiles by program id behind a zero kernel that lets the forward launch early
+#: (``CLN_PDL_EARLY``).  Why it was tried: at the long-T shapes a tile waits 2.2-3.4 us of its
+#: 8.6-9.5 us life for the slowest load among its predecessors in flight, and the loads arrive
+#: in bursts (H200, bench/timeline_cln.py, bench/results/nvidia-h200-s31-timeline-cln.log).
+CLN_FWD_PACE_GBPS = 0.0
 #: Programmatic dependent launch (sm_90 and later) around the cLN kernels.  A cLN call is a
 #: chain of small launches around one large one: the scratch words zeroed, the kernel, and in
 #: the backward one or two column-sum launches.  Each boundary costs a launch ramp, and the
@@ -782,6 +791,17 @@ def _stagger(k, ns, w):
 
 
 @triton.jit
+def _pace(stamp_ptr, k, ps):
+    """Program k waits until the launch's start time (the zero kernel's stamp) + k * ps
+    picoseconds (``CLN_FWD_PACE_GBPS``)."""
+    t0 = tl.load(stamp_ptr, volatile=True)
+    until = t0 + (k.to(tl.int64) * ps) // 1000
+    t = _stamp(t0)
+    while t < until:
+        t = _stamp(t)
+
+
+@triton.jit
 def _gdc_wait(GDC: tl.constexpr):
     """With ``GDC`` (``CLN_PDL``): wait until the launch before this one in the stream has
     finished and its stores are visible (a no-op when this launch did not overlap it)."""
@@ -798,13 +818,17 @@ def _gdc_launch_dependents(GDC: tl.constexpr):
 
 
 @triton.jit
-def _zero_kernel(scr_ptr, n, BLOCK: tl.constexpr, EARLY: tl.constexpr = False):
+def _zero_kernel(
+    scr_ptr, n, BLOCK: tl.constexpr, EARLY: tl.constexpr = False, STAMP: tl.constexpr = False
+):
     """Zero ``n`` int64 words: a cLN launch's scratch, launched only where the cLN kernel
     behind it is its programmatic dependent (``_scratch``).  Launched itself as a dependent of
     the launch before it (``CLN_PDL_ZERO``) it first waits for that one to finish: the cLN
     kernel reads its inputs before its own wait, and the scratch may be memory that launch
     still uses.  In a plain launch the wait is a no-op.  With ``EARLY`` (``CLN_PDL_EARLY``) it
-    lets the cLN kernel launch first: that one then waits before it reads anything."""
+    lets the cLN kernel launch first: that one then waits before it reads anything.  With
+    ``STAMP`` (``CLN_FWD_PACE_GBPS``) program 0 also stores the global timer, read once its own
+    wait is over, in word ``n``: the start time the paced programs count from."""
     if EARLY:
         tl.extra.cuda.gdc_launch_dependents()
         tl.extra.cuda.gdc_wait()
@@ -813,6 +837,9 @@ def _zero_kernel(scr_ptr, n, BLOCK: tl.constexpr, EARLY: tl.constexpr = False):
         tl.extra.cuda.gdc_launch_dependents()  # the cLN kernel waits for these stores itself
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(scr_ptr + offs, tl.zeros([BLOCK], tl.int64), mask=offs < n)
+    if STAMP:
+        if tl.program_id(0) == 0:
+            tl.store(scr_ptr + n, _stamp(n))
 
 
 @triton.jit
@@ -894,11 +921,16 @@ def _cln_fwd_kernel(
     ST_CM: tl.constexpr = "",
     WAIT_FIRST: tl.constexpr = False,
     AFFINE_EARLY: tl.constexpr = False,
+    PACE: tl.constexpr = False,
+    pace_ps=0,
+    stamp_idx=0,
 ):
     b, i, j, s0, s1 = _tile_start(
         scr_ptr, B, NTB, stagger_ns, stagger_w, False, RUN, TICKET_ATOMIC, STAGGER, TIMELINE, GDC,
         WAIT_FIRST,
     )  # fmt: skip
+    if PACE:  # after _tile_start's wait for the zero kernel (WAIT_FIRST): the stamp is there
+        _pace(scr_ptr + stamp_idx, j * B + b, pace_ps)
     t_ptr = scr_ptr + SCR_OFF + b * NTB  # this sequence's tile aggregate words
     g_ptr = scr_ptr + SCR_OFF + B * NTB + b * NG  # and its group words
 
@@ -1776,16 +1808,27 @@ def _pdl_early(pdl: bool, direction: str, atomic: bool) -> bool:
     )
 
 
-def _scratch(n: int, x: Tensor, pdl: bool, early: bool = False) -> Tensor:
+def _scratch(n: int, x: Tensor, pdl: bool, early: bool = False, stamp: bool = False) -> Tensor:
     """``n`` zeroed int64 scratch words on ``x``'s device, zeroed by ``_zero_kernel`` where the
-    cLN kernel behind launches as its dependent (``pdl``), else by ``torch.zeros``."""
+    cLN kernel behind launches as its dependent (``pdl``), else by ``torch.zeros``.  ``stamp``
+    (with ``pdl``): one more word, the zero kernel's start time (``CLN_FWD_PACE_GBPS``)."""
     if not pdl:
         return torch.zeros(n, dtype=torch.int64, device=x.device)
-    scr = torch.empty(n, dtype=torch.int64, device=x.device)
+    scr = torch.empty(n + (1 if stamp else 0), dtype=torch.int64, device=x.device)
     _zero_kernel[(triton.cdiv(n, 1024),)](
-        scr, n, BLOCK=1024, EARLY=early, num_warps=4, **_pdl_kw(CLN_PDL_ZERO)
+        scr, n, BLOCK=1024, EARLY=early, STAMP=stamp, num_warps=4, **_pdl_kw(CLN_PDL_ZERO)
     )
     return scr
+
+
+def _pace_ps(x: Tensor, p: _ClnPlan, atomic: bool, early: bool) -> int:
+    """Picoseconds between the paced starts of two forward programs (``CLN_FWD_PACE_GBPS``: a
+    tile's read + write bytes at that rate), or 0 (off: the knob at 0, tickets from the counter
+    or in runs, or no early chain, which is what orders the stamp before the programs' reads)."""
+    if CLN_FWD_PACE_GBPS <= 0 or atomic or not early or CLN_TICKET_RUN != 1:
+        return 0
+    tile_bytes = 2 * x.shape[1] * p.bt * x.element_size()
+    return max(1, round(tile_bytes * 1000.0 / CLN_FWD_PACE_GBPS))
 
 
 def cln_forward(
@@ -1805,13 +1848,15 @@ def cln_forward(
     pdl = _pdl(x)
     atomic = _atomic_tickets(x, p)
     early = _pdl_early(pdl, "fwd", atomic)
-    scr = _scratch(_SCR_OFF + B * (p.ntb + p.ng), x, pdl, early)
+    pace_ps = _pace_ps(x, p, atomic, early)
+    n_scr = _SCR_OFF + B * (p.ntb + p.ng)
+    scr = _scratch(n_scr, x, pdl, early, stamp=pace_ps > 0)
     if state is not None:
         cnt, m0, M0 = state
     else:
         cnt = m0 = M0 = mean  # dummies, never read (HAS_STATE=False)
     tl_buf = _timeline_buffer(_DIAG_TIMELINE, "_DIAG_TIMELINE", x, p, scr)
-    st = _stagger_args(x, p, CLN_FWD_STAGGER_NS, "fwd")
+    st = None if pace_ps else _stagger_args(x, p, CLN_FWD_STAGGER_NS, "fwd")
     ck = _cln_fwd_kernel[(p.nt,)](
         x,
         y,
@@ -1852,6 +1897,9 @@ def cln_forward(
         ST_CM=CLN_OUT_CACHE,
         WAIT_FIRST=early,
         AFFINE_EARLY=CLN_FWD_AFFINE_EARLY,
+        PACE=pace_ps > 0,
+        pace_ps=pace_ps,
+        stamp_idx=n_scr,
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
         **_pdl_kw(pdl),
