@@ -304,9 +304,10 @@ CLN_STAGGER_MIN_WAVES = 2
 #: Measured, two rounds in one call, us, stagger (default) -> 6000 / 4000 GB/s: forward fp32
 #: 42.1-42.2 -> 40.7 / 41.6-41.8 at (2, 128, 64000), 40.6-40.9 -> 40.0-40.2 / 40.9 at
 #: (4, 256, 16000), even at (16, 512, 4000); bf16 48.7 -> 50.0 / 49.3 at (16, 512, 4000),
-#: 0.1-0.6 us faster at the long-T shapes; but fwd+bwd even or slower at all six cases (bf16
-#: 0.5-2.0 us, fp32 up to 2.5 us at 4000), and 3500 lost everywhere: a pace acts as a longer
-#: first-wave spread, not on the wait (nvidia-h200-s31c-tune-pace31-{1,2}.log).  Off.
+#: -0.5 to +0.2 us at the long-T shapes.  fwd+bwd: fp32 -0.6 to +0.5 us at 6000 and up to 2.5
+#: us slower at 4000, bf16 0.4-2.0 us slower at both; 3500 lost everywhere.  So a pace acts as
+#: a longer first-wave spread (as 4-6 us of stagger did, NOTES 32.1), not on the wait
+#: (nvidia-h200-s31c-tune-pace31-{1,2}.log).  Off.
 CLN_FWD_PACE_GBPS = 0.0
 #: Programmatic dependent launch (sm_90 and later) around the cLN kernels.  A cLN call is a
 #: chain of small launches around one large one: the scratch words zeroed, the kernel, and in
