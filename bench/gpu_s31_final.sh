@@ -10,7 +10,7 @@ source bench/gpu_env.sh
 case "${1:-all}" in
   all) T_TESTS=${T_TESTS:-320} gpu_final_call all s31 ;;
   main)
-    T_BENCH=${T_BENCH:-360} gpu_make_bench 360
+    gpu_make_bench 360  # T_BENCH overrides the limit (gpu_env.sh)
     # Where a Triton forward tile's time goes on the code of main (the last timeline, NOTES
     # 25.2, predates tiles by program id and the PDL chains): the kernel and its skeleton.
     timeout -s KILL 90 python3 -m bench.timeline_cln --levels 0,3 > "$OUT/timeline-cln.log" 2>&1
