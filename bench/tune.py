@@ -163,6 +163,41 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         },
         # fp32: 128 values per thread capped at 200 registers (5 programs per SM, not 4).
         "fwd ept128 nreg200": {"CLN_FWD_EPT": 128, "CLN_FWD_MAXNREG": 200},
+        # Programs of one warp (``CLN_FWD_MIN_WARPS``, ``CLN_BWD_MIN_WARPS``): each frame's sums
+        # over its channels stay within the warp (shuffles; from two warps up they cross warps
+        # through shared memory).  16-bit forward: 4096-value tiles, i.e. C = 128 -> 32 frames
+        # over 1 warp ("fwd16 tile4k": the same tile over 2 warps); with 32-byte rows also
+        # C = 256 -> 16 frames over 1 warp and C = 512 -> 16 frames over 2 warps ("fwd16 row32":
+        # those rows at the default tile).  fp32 forward: 2048-value tiles without the wide
+        # rows, C = 128 -> 16 frames over 1 warp.  Backward: 2048-value tiles, C = 128 -> 16
+        # frames over 1 warp (fp32: with 64-byte minimum rows, which also takes C = 512 to 16
+        # frames).
+        "fwd16 1warp": {"CLN_FWD_MIN_WARPS": 1, "CLN_FWD_TILE_16BIT": 4096},
+        "fwd16 tile4k": {"CLN_FWD_TILE_16BIT": 4096},
+        "fwd16 1warp row32": {
+            "CLN_FWD_MIN_WARPS": 1,
+            "CLN_FWD_TILE_16BIT": 4096,
+            "CLN_MIN_ROW_BYTES": 32,
+        },
+        "fwd16 row32": {"CLN_MIN_ROW_BYTES": 32},
+        "fwd16 tile4k row32": {"CLN_FWD_TILE_16BIT": 4096, "CLN_MIN_ROW_BYTES": 32},
+        "fwd32 1warp": {
+            "CLN_FWD_MIN_WARPS": 1,
+            "CLN_FWD_TILE": 2048,
+            "CLN_FWD_TILE_16BIT": 8192,
+            "CLN_FWD_WIDE_ROW_BYTES": 0,
+        },
+        "bwd16 1warp": {
+            "CLN_BWD_MIN_WARPS": 1,
+            "CLN_BWD_TILE_16BIT": 2048,
+            "CLN_BWD_TILE_16BIT_MIN_ROW_BYTES": 32,
+        },
+        "bwd32 1warp": {
+            "CLN_BWD_MIN_WARPS": 1,
+            "CLN_BWD_TILE_32BIT": 2048,
+            "CLN_BWD_TILE_32BIT_MIN_ROW_BYTES": 64,
+            "CLN_BWD_MIN_ROW_BYTES": 64,
+        },
     },
     "cuda_ext": {
         "default": {},

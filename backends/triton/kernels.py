@@ -99,6 +99,14 @@ from common.kernel_api import ClnStateTuple
 #: Target elements of one cLN tile (BLOCK_C * BT).  8192 fp32 = 32 KiB.
 CLN_FWD_TILE = 8192
 CLN_BWD_TILE = 8192
+#: The forward's tile for 2-byte inputs (None: ``CLN_FWD_TILE``).
+CLN_FWD_TILE_16BIT: int | None = None
+#: Fewest warps per cLN program (the tile's elements / (32 x elements per thread) is rounded
+#: up to it).  A program of one warp reduces each frame over its channels within the warp
+#: (shuffles only); from two warps up, those sums cross warps through shared memory and a
+#: barrier.
+CLN_FWD_MIN_WARPS = 2
+CLN_BWD_MIN_WARPS = 2
 #: The 16-bit backward's tile where its channel rows are still at least
 #: ``CLN_BWD_TILE_16BIT_MIN_ROW_BYTES`` long (None: ``CLN_BWD_TILE`` everywhere).  At the
 #: defaults, C <= 128: bf16 (2, 128, 64000) 32 frames over 2 warps instead of 64 over 4, fwd+bwd
@@ -1526,13 +1534,14 @@ def _cln_config(
     min_row_bytes: int,
     max_bt: int,
     min_tiles_per_sm: int,
+    min_warps: int = 2,
 ) -> tuple[int, int, int, int, int | None]:
     """(BLOCK_C, BT, NUM_CB, num_warps, maxnreg) for a cLN tile.
 
     BLOCK_C = next_pow2(C) when it fits in registers, else channel blocks.  BT fills the tile
     budget, is at least ``min_row_bytes`` per channel row (DRAM efficiency) and at most
     next_pow2(T); it is halved while the grid would have fewer than ``min_tiles_per_sm`` tiles
-    per SM.  num_warps = elements / (32 * ept), within [2, 16].
+    per SM.  num_warps = elements / (32 * ept), within [min_warps, 16].
     """
     block_c = max(_next_pow2(C), 2)
     num_cb = 1
@@ -1547,7 +1556,7 @@ def _cln_config(
     # Triton vectorizes the row loads only when it can prove 16-element alignment of T.
     aligned = T % 16 == 0
     e = ept if aligned else ept_unaligned
-    num_warps = _clamp(_next_pow2(max(1, block_c * bt // (32 * e))), 2, 16)
+    num_warps = _clamp(_next_pow2(max(1, block_c * bt // (32 * e))), min_warps, 16)
     return block_c, bt, num_cb, num_warps, (maxnreg if aligned else maxnreg_unaligned)
 
 
@@ -1633,9 +1642,12 @@ def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
             min_row,
             CLN_MAX_BT,
             CLN_MIN_TILES_PER_SM,
+            CLN_FWD_MIN_WARPS if forward else CLN_BWD_MIN_WARPS,
         )
 
     tile = CLN_FWD_TILE if forward else CLN_BWD_TILE
+    if forward and half and CLN_FWD_TILE_16BIT is not None:
+        tile = CLN_FWD_TILE_16BIT
     small, small_row = {
         2: (CLN_BWD_TILE_16BIT, CLN_BWD_TILE_16BIT_MIN_ROW_BYTES),
         4: (CLN_BWD_TILE_32BIT, CLN_BWD_TILE_32BIT_MIN_ROW_BYTES),
