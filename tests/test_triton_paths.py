@@ -40,6 +40,9 @@ SCHEDULES = {
     "pid-tickets": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_PID_MIN_TILES_PER_SM": 0},
     "pid-runs3": {"CLN_TICKET_RUN": 3, "CLN_PID_MIN_TILES_PER_SM": 0},
     "atomic-tickets": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_TICKET_ATOMIC": True},
+    # Programs of one warp (CLN_FWD_MIN_WARPS / CLN_BWD_MIN_WARPS; these 128-value tiles
+    # are 2 warps at the default minimum).
+    "one-warp": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_FWD_MIN_WARPS": 1, "CLN_BWD_MIN_WARPS": 1},
     # Runs longer than a sequence: every tile takes the remainder (batch-interleaved) path.
     "runs-remainder": {"CLN_TICKET_RUN": 1 << 20},
     "channel-blocks": {
@@ -196,6 +199,36 @@ def test_forward_wide_rows(tdevice, name):
         harness.check_cln_backward("triton", tdevice, shape, torch.float32, True)
         harness.check_cln_streaming("triton", tdevice, shape, torch.float32)
         harness.check_cln_causal("triton", tdevice, shape, torch.float32)
+
+
+def test_plan_min_warps_and_16bit_tile(tdevice):
+    """``CLN_FWD_MIN_WARPS`` / ``CLN_BWD_MIN_WARPS`` floor each direction's warps on their own,
+    ``CLN_FWD_TILE_16BIT`` replaces the forward's tile for 2-byte inputs only; the plans they
+    make run (one-warp programs, the packed 16-bit tile)."""
+    from backends.triton import kernels as K
+    from bench.tune import knobs
+
+    shape = (2, 8, 96)  # 8 x 16 = 128 values per tile below: 2 warps at the default floor
+    x32 = torch.empty(shape, device=tdevice)
+    x16 = torch.empty(shape, device=tdevice, dtype=torch.bfloat16)
+    small = {"CLN_FWD_TILE": 128, "CLN_BWD_TILE": 128, "CLN_MIN_ROW_BYTES": 8}
+    small.update(CLN_FWD_WIDE_ROW_BYTES=0, CLN_BWD_MIN_ROW_BYTES=8, CLN_BWD_MIN_ROW_BYTES_16BIT=8)
+    small.update(CLN_MIN_TILES_PER_SM=0, CLN_BWD_TILE_16BIT=None, CLN_BWD_TILE_32BIT=None)
+    with knobs(K, small):
+        assert K._cln_plan(x32, forward=True).num_warps == 2
+        with knobs(K, {"CLN_FWD_MIN_WARPS": 1}):
+            assert K._cln_plan(x32, forward=True).num_warps == 1
+            assert K._cln_plan(x32, forward=False).num_warps == 2
+        with knobs(K, {"CLN_BWD_MIN_WARPS": 1}):
+            assert K._cln_plan(x32, forward=True).num_warps == 2
+            assert K._cln_plan(x32, forward=False).num_warps == 1
+        with knobs(K, {"CLN_FWD_TILE_16BIT": 256}):
+            assert K._cln_plan(x32, forward=True).bt == 16
+            assert K._cln_plan(x16, forward=True).bt == 32
+            assert K._cln_plan(x16, forward=False).bt == 16
+        with knobs(K, {"CLN_FWD_MIN_WARPS": 1, "CLN_BWD_MIN_WARPS": 1, "CLN_FWD_TILE_16BIT": 256}):
+            harness.check_cln_forward("triton", tdevice, shape, torch.bfloat16, True)
+            harness.check_cln_backward("triton", tdevice, shape, torch.bfloat16, True)
 
 
 # The fixed-order column sums of the dgamma / dbeta / dw partials: one launch, and the split

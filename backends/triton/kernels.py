@@ -104,7 +104,13 @@ CLN_FWD_TILE_16BIT: int | None = None
 #: Fewest warps per cLN program (the tile's elements / (32 x elements per thread) is rounded
 #: up to it).  A program of one warp reduces each frame over its channels within the warp
 #: (shuffles only); from two warps up, those sums cross warps through shared memory and a
-#: barrier.
+#: barrier.  One warp needs a tile of 32 x elements per thread, half the default's at the
+#: target shapes, and lost wherever it applied (H200, two rounds in one call, us, default ->
+#: one warp): bf16 forward (2, 128, 64000), 4096-value tiles, 29.0-29.1 -> 33.7-34.5 (the same
+#: tile over 2 warps: 36.2); with 32-byte rows (4, 256, 16000) 28.7-28.8 -> 31.7 (2 warps:
+#: 37.9-38.0); fp32 forward (2, 128, 64000), 2048 values, 42.1 -> 61.7; the bf16 backward
+#: there fwd+bwd 85.0-85.2 -> 110.0-119.2, fp32 109.6-109.9 -> 137.5-145.9
+#: (bench/results/nvidia-h200-s32-tune-warps32-{1,2}.log, NOTES 33).
 CLN_FWD_MIN_WARPS = 2
 CLN_BWD_MIN_WARPS = 2
 #: The 16-bit backward's tile where its channel rows are still at least
