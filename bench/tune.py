@@ -122,6 +122,13 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # spills 680 B, 4 programs).
         "bwd nreg168": {"CLN_BWD_MAXNREG": 168},
         "bwd nreg128": {"CLN_BWD_MAXNREG": 128},
+        # The register caps that add a program per SM since the backward's 2-warp tiles at
+        # C <= 128 (session 28): fp32 204 (5 programs of 2 warps instead of 4; ptxas 12.9,
+        # sm_90, offline: 128 B spilled), the packed 16-bit 144 (7 instead of 6 at C = 128, no
+        # spills) or 128 (8 at C = 128, 4 instead of 3 at C = 256 and 512; 56-120 B spilled).
+        "bwd32 nreg204": {"CLN_BWD_MAXNREG": 204},
+        "bwd16 nreg144": {"CLN_BWD_MAXNREG_PAIRS": 144},
+        "bwd16 nreg128": {"CLN_BWD_MAXNREG_PAIRS": 128},
         # The backward's tile rows at least 128 B (fp32: C = 512 -> 32 frames, 8 warps, one
         # program per SM) or, 16-bit, 32 B (C = 512 -> 16 frames, 4 warps, 3 programs per SM
         # instead of one of 8 warps) / 128 B (C = 256 -> 64 frames, 8 warps).
@@ -358,6 +365,11 @@ def main() -> int:
         "--modes", default="fwd,fwd_bwd", help="cLN modes at the target shapes: fwd,fwd_bwd"
     )
     ap.add_argument(
+        "--regs",
+        action="store_true",
+        help="at the end, the registers and spills of every Triton kernel compiled",
+    )
+    ap.add_argument(
         "--seed-modes",
         default="fwd",
         help="cLN modes at the seed shape (--parts seed): fwd,fwd_bwd",
@@ -443,6 +455,10 @@ def main() -> int:
                     run(backend, "rmsnorm", shape, dtype, "fwd", "default", {})
                     for name, kw in rms_vars.items():
                         run(backend, "rmsnorm", shape, dtype, "fwd_bwd", name, kw)
+        if args.regs and backend == "triton":
+            from bench.probe_placement import compiled_regs
+
+            print("\n".join(compiled_regs(importlib.import_module(MODULES[backend]))))
     return 0
 
 
