@@ -166,13 +166,20 @@ CLN_FWD_MAXNREG: int | None = 128
 #: Capped at 168 (3 programs, 472 B spilled) / 128 (4, 680 B), fwd+bwd, H200, two rounds:
 #: 203.3 -> 253.6-254.0 / 361.9-362.0 us at (16, 512, 4000), 109.6-109.9 -> 141.5-141.6 /
 #: 183.6 at (4, 256, 16000), 113.0-113.4 -> 139.1-139.4 / 171.4-171.6 at (2, 128, 64000)
-#: (bench/results/nvidia-h200-s25g-tune-bwd25g-{1,2}.log).
+#: (bench/results/nvidia-h200-s25g-tune-bwd25g-{1,2}.log).  Since the 2-warp tiles at C <= 128
+#: (``CLN_BWD_TILE_32BIT``): 204 (5 programs of 2 warps instead of 4 there, 52 B spilled) lost
+#: 8.6-9.7 us at (2, 128, 64000), 14-22 us at C = 256 and 512
+#: (bench/results/nvidia-h200-s32b-tune-caps32-{1,2}.log).
 CLN_BWD_MAXNREG: int | None = None
 #: The backward's x and dy as packed words (see ``CLN_FWD_PAIRS``): 184 registers without
 #: spills (2 programs of 4 warps per SM, as the float32 tiles' 254), or 168 with 80 B spilled
 #: (3 programs).  bf16 fwd+bwd with the packed forward, no pairs / 168 / 184: 0.35 / 0.34 /
 #: 0.36 at (16, 512, 4000), 0.29 / 0.30 / 0.29 at (4, 256, 16000), 0.28 / 0.31 / 0.29 at
-#: (2, 128, 64000) (same log).
+#: (2, 128, 64000) (same log).  Session 32 (two rounds in one call, fwd+bwd, bf16): 144 (8 B
+#: spilled; 7 programs of 2 warps at C = 128 instead of 6) lost 2.6-6.2 us at the three target
+#: shapes; 128 (28 B; 8 programs, and 4 of 4 warps instead of 3 at C = 256 and 512) gained
+#: 1.2-1.3 us at (4, 256, 16000) and lost 3.8-4.2 / 9.4-9.8 us at (2, 128, 64000) /
+#: (16, 512, 4000) (bench/results/nvidia-h200-s32b-tune-caps32-{1,2}.log).
 CLN_BWD_PAIRS = True
 CLN_BWD_MAXNREG_PAIRS: int | None = 168
 #: Unaligned T (no vector loads): the forward at 64 registers spills 24-56 B but doubles the
