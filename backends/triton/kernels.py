@@ -176,7 +176,7 @@ CLN_BWD_MAXNREG: int | None = None
 #: (3 programs).  bf16 fwd+bwd with the packed forward, no pairs / 168 / 184: 0.35 / 0.34 /
 #: 0.36 at (16, 512, 4000), 0.29 / 0.30 / 0.29 at (4, 256, 16000), 0.28 / 0.31 / 0.29 at
 #: (2, 128, 64000) (same log).  Session 32 (two rounds in one call, fwd+bwd, bf16): 144 (8 B
-#: spilled; 7 programs of 2 warps at C = 128 instead of 6) lost 2.6-6.2 us at the three target
+#: spilled; 7 programs of 2 warps at C = 128 instead of 6) lost 2.6-6.4 us at the three target
 #: shapes; 128 (28 B; 8 programs, and 4 of 4 warps instead of 3 at C = 256 and 512) gained
 #: 1.2-1.3 us at (4, 256, 16000) and lost 3.8-4.2 / 9.4-9.8 us at (2, 128, 64000) /
 #: (16, 512, 4000) (bench/results/nvidia-h200-s32b-tune-caps32-{1,2}.log).
