@@ -61,6 +61,9 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # Every forward program's loads paced to this rate from a common start time (the zero
         # kernel's stamp) instead of the first wave's stagger.
         **{f"pace {r}": {"CLN_FWD_PACE_GBPS": float(r)} for r in (3500, 4000, 4500, 5000, 6000)},
+        # Every forward program prefetching into the L2 the rows of the tile this many waves of
+        # resident programs later in its sequence (``CLN_FWD_PREFETCH``).
+        **{f"prefetch {w:g}": {"CLN_FWD_PREFETCH": w} for w in (0.25, 0.5, 1.0, 2.0)},
         "no bwd stagger": {"CLN_BWD_STAGGER_NS": 0},
         **{
             f"stagger bwd {us}us": {"CLN_BWD_STAGGER_NS": us * 1000}

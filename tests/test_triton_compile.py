@@ -171,6 +171,18 @@ def test_cln_forward_compiles_paced():
     _compile("_cln_fwd_kernel", ints, const, num_warps=2, dtype="bf16")
 
 
+@pytest.mark.parametrize("dtype, pairs", [("fp32", 0), ("bf16", 1)])
+def test_cln_forward_compiles_prefetching(dtype, pairs):
+    """The forward whose programs prefetch a later tile's rows into the L2 (``CLN_FWD_PREFETCH``,
+    off by default; its inline ``cp.async.bulk.prefetch``) at a target shape's tile."""
+    ints = {"B": 2, "C": 128, "T": 64000, "NTB": 1000, "NG": 8, "prefetch_tiles": 264}
+    tile = dict(BLOCK_C=128, BT=64, NUM_CB=1, SCR_OFF=16)
+    const = {**FWD_FLAGS, **tile, "G": 128, "CHUNK": 128, "RUN": 1, "PAIRS": pairs, "ASM": True}
+    const["TICKET_ATOMIC"] = False
+    const.update(_direction_knobs("_cln_fwd_kernel"), PREFETCH=True)
+    _compile("_cln_fwd_kernel", ints, const, num_warps=2 if pairs else 4, dtype=dtype)
+
+
 @pytest.mark.parametrize(
     "kernel", ["_zero_kernel", "_zero_kernel early", "_zero_kernel early stamp", "_colsum_kernel"]
 )

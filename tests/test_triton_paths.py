@@ -380,6 +380,31 @@ def test_pace_leaves_the_output_unchanged(tdevice):
         assert torch.equal(a, r)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_prefetch_leaves_the_output_unchanged(tdevice, dtype):
+    """The forward whose programs prefetch later tiles into the L2 (``CLN_FWD_PREFETCH``, off
+    by default) writes bitwise the outputs of the plain one, the last tiles of each sequence
+    (whose prefetch target lies past the sequence) included.  On the GPU only: off under the
+    interpreter."""
+    from backends.triton import kernels as K
+    from bench.tune import knobs
+
+    shape = (3, 64, 32768) if tdevice.type == "cuda" else (2, 8, 64)
+    x = (torch.randn(shape, device=tdevice) + 0.5).to(dtype)
+    g = torch.rand(shape[1], device=tdevice) + 0.5
+    b = torch.randn(shape[1], device=tdevice)
+    outs = {}
+    for waves in (0.0, 0.5, 3.0):
+        with knobs(K, {"CLN_FWD_PREFETCH": waves}):
+            p = K._cln_plan(x, forward=True)
+            pf = K._prefetch_tiles(x, p, K._atomic_tickets(x, p))
+            assert (pf > 0) == (waves > 0 and tdevice.type == "cuda"), pf
+            outs[waves] = _triton_cln_fwd(K, x, g, b)
+    for w in (0.5, 3.0):
+        for a, r in zip(outs[w], outs[0.0], strict=True):
+            assert torch.equal(a, r)
+
+
 def test_bwd_stagger_leaves_the_output_unchanged(tdevice):
     """The staggered backward's dx, dgamma and dbeta are bitwise those of the plain one; on the
     GPU at a grid of several waves with tiles by program id, where it is on (not with the

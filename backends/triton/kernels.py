@@ -330,6 +330,10 @@ CLN_STAGGER_MIN_WAVES = 2
 #: a longer first-wave spread (as 4-6 us of stagger did, NOTES 32.1), not on the wait
 #: (nvidia-h200-s31c-tune-pace31-{1,2}.log).  Off.
 CLN_FWD_PACE_GBPS = 0.0
+#: Each forward program prefetches into the L2 the rows of the tile this many waves of resident
+#: programs later in its own sequence (``cp.async.bulk.prefetch``; 0: off), so that the program
+#: which loads that tile finds it in the L2.
+CLN_FWD_PREFETCH = 0.0
 #: Programmatic dependent launch (sm_90 and later) around the cLN kernels.  A cLN call is a
 #: chain of small launches around one large one: the scratch words zeroed, the kernel, and in
 #: the backward one or two column-sum launches.  Each boundary costs a launch ramp, and the
@@ -829,6 +833,32 @@ def _pace(stamp_ptr, k, ps):
         t = _stamp(t)
 
 
+# Inline PTX of ``_prefetch_rows``: one bulk L2 prefetch of a row segment, when the predicate
+# operand is non-zero (no registers or shared memory hold the bytes: the L2 does).
+_PTX_PREFETCH = tl.constexpr(
+    "{\n\t.reg .pred p;\n\tsetp.ne.u32 p, $3, 0;\n\t"
+    "@p cp.async.bulk.prefetch.L2.global [$1], $2;\n\tmov.u32 $0, 0;\n\t}"
+)
+
+
+@triton.jit
+def _prefetch_rows(x_base, offs_c, C, T, i, NTB, BT: tl.constexpr, ESIZE: tl.constexpr):
+    """Diagnostics / A-B (``CLN_FWD_PREFETCH``): the channel rows of tile ``i`` of the sequence
+    at ``x_base`` prefetched into the L2 (``cp.async.bulk.prefetch``, sm_90; T % 16 == 0, so
+    every row segment starts and ends on 16 bytes).  Nothing past the sequence's last tile."""
+    n = tl.minimum(BT, T - i * BT) * ESIZE
+    ok = (offs_c < C) & (i < NTB)
+    ptrs = x_base + offs_c.to(tl.int64) * T + i * BT
+    tl.inline_asm_elementwise(
+        _PTX_PREFETCH,
+        "=r,l,r,r",
+        [ptrs, tl.zeros_like(offs_c) + n, ok.to(tl.int32)],
+        dtype=tl.int32,
+        is_pure=False,
+        pack=1,
+    )
+
+
 @triton.jit
 def _gdc_wait(GDC: tl.constexpr):
     """With ``GDC`` (``CLN_PDL``): wait until the launch before this one in the stream has
@@ -952,6 +982,8 @@ def _cln_fwd_kernel(
     PACE: tl.constexpr = False,
     pace_ps=0,
     stamp_idx=0,
+    PREFETCH: tl.constexpr = False,
+    prefetch_tiles=0,
 ):
     b, i, j, s0, s1 = _tile_start(
         scr_ptr, B, NTB, stagger_ns, stagger_w, False, RUN, TICKET_ATOMIC, STAGGER, TIMELINE, GDC,
@@ -968,6 +1000,17 @@ def _cln_fwd_kernel(
     offs_t = i * BT + tl.arange(0, BT)
     tmask = offs_t < T
     offs_c = tl.arange(0, BLOCK_C)
+    if PREFETCH:  # the tile ``prefetch_tiles`` later in this sequence, into the L2
+        _prefetch_rows(
+            x_base,
+            offs_c,
+            C,
+            T,
+            i + prefetch_tiles,
+            NTB,
+            BT,
+            x_ptr.dtype.element_ty.primitive_bitwidth // 8,
+        )
 
     if HAS_STATE:
         cnt0 = tl.load(cnt_ptr + b).to(tl.float32)
@@ -1863,6 +1906,25 @@ def _pace_ps(x: Tensor, p: _ClnPlan, atomic: bool, early: bool) -> int:
     return max(1, round(tile_bytes * 1000.0 / CLN_FWD_PACE_GBPS))
 
 
+def _prefetch_tiles(x: Tensor, p: _ClnPlan, atomic: bool) -> int:
+    """Tiles ahead in its own sequence whose rows each forward program prefetches into the L2
+    (``CLN_FWD_PREFETCH`` waves of resident programs, spread over the B sequences), or 0: off,
+    the interpreter, tickets from the counter or in runs, T % 16 != 0, channel blocks."""
+    if (
+        not CLN_FWD_PREFETCH
+        or x.device.type != "cuda"
+        or atomic
+        or CLN_TICKET_RUN != 1
+        or x.shape[-1] % 16
+        or p.num_cb != 1
+    ):
+        return 0
+    w = _FIRST_WAVE.get(_wave_key(x, p, "fwd"))
+    if w is None:
+        w = _wave_size(x, p, p.maxnreg or 255, 0)
+    return max(1, round(CLN_FWD_PREFETCH * w / x.shape[0]))
+
+
 def cln_forward(
     x: Tensor,
     gamma: Tensor | None,
@@ -1889,6 +1951,7 @@ def cln_forward(
         cnt = m0 = M0 = mean  # dummies, never read (HAS_STATE=False)
     tl_buf = _timeline_buffer(_DIAG_TIMELINE, "_DIAG_TIMELINE", x, p, scr)
     st = None if pace_ps else _stagger_args(x, p, CLN_FWD_STAGGER_NS, "fwd")
+    pf = _prefetch_tiles(x, p, atomic)
     ck = _cln_fwd_kernel[(p.nt,)](
         x,
         y,
@@ -1932,6 +1995,8 @@ def cln_forward(
         PACE=pace_ps > 0,
         pace_ps=pace_ps,
         stamp_idx=n_scr,
+        PREFETCH=pf > 0,
+        prefetch_tiles=pf,
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
         **_pdl_kw(pdl),
