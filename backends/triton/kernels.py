@@ -332,7 +332,12 @@ CLN_STAGGER_MIN_WAVES = 2
 CLN_FWD_PACE_GBPS = 0.0
 #: Each forward program prefetches into the L2 the rows of the tile this many waves of resident
 #: programs later in its own sequence (``cp.async.bulk.prefetch``; 0: off), so that the program
-#: which loads that tile finds it in the L2.
+#: which loads that tile finds it in the L2 and waits less on slow loads.  Slower everywhere
+#: (H200, two rounds in one call, forward, us, default -> 0.25 / 0.5 / 1 / 2 waves): fp32
+#: 76.3-76.5 -> 99.1-105.0 at (16, 512, 4000), 42.0 -> 43.6 / 45.1 / 49.4 / 48.3 at
+#: (2, 128, 64000); bf16 28.9 -> 32.3-33.8 at (2, 128, 64000); fwd+bwd 1.3-29 us slower
+#: (bench/results/nvidia-h200-s32c-tune-prefetch32-{1,2}.log).  As with cuda_ext's TMA
+#: prefetch (NOTES 15.1), more requests in flight made the DRAM slower.
 CLN_FWD_PREFETCH = 0.0
 #: Programmatic dependent launch (sm_90 and later) around the cLN kernels.  A cLN call is a
 #: chain of small launches around one large one: the scratch words zeroed, the kernel, and in
