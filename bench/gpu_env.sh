@@ -48,6 +48,13 @@ gpu_test_triton_cln() {
   echo "tests rc=$?"; tail -3 "$OUT/test-triton.log"
 }
 
+# The Triton path tests selected by pytest -k "$2" into $OUT/test-$1.log (limit T_TESTS, 120 s).
+gpu_test_paths() {
+  timeout -s KILL ${T_TESTS:-120} python3 -m pytest -q tests/test_triton_paths.py -k "$2" \
+    > "$OUT/test-$1.log" 2>&1
+  echo "tests $1 rc=$?"; tail -3 "$OUT/test-$1.log"
+}
+
 # bench.tune's seed-shape variants of one backend ($2, default triton) into $OUT/tune-$1.log
 # (modes SEED_MODES, default fwd).
 gpu_tune_seed() {
