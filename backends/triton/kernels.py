@@ -1793,15 +1793,21 @@ def _wave_size(x: Tensor, p: _ClnPlan, n_regs: int, shared: int) -> int:
     return _resident_per_sm(n_regs, p.num_warps, shared, *_sm_limits(idx)) * _num_sms("cuda", idx)
 
 
+def _first_wave(x: Tensor, p: _ClnPlan, direction: str) -> int:
+    """Programs of plan ``p`` resident at once: as noted from the compiled kernel
+    (``_note_first_wave``), or before the first launch from the register cap (or all
+    registers)."""
+    w = _FIRST_WAVE.get(_wave_key(x, p, direction))
+    return _wave_size(x, p, p.maxnreg or 255, 0) if w is None else w
+
+
 def _stagger_args(x: Tensor, p: _ClnPlan, ns: int, direction: str) -> tuple[int, int] | None:
     """(ns between tickets, first-wave tickets W) of a cLN launch, or None (off: ``ns`` 0, the
     interpreter, tickets in runs, where it was never measured, or a grid of one wave or
     less)."""
     if not ns or x.device.type != "cuda" or CLN_TICKET_RUN != 1:
         return None
-    w = _FIRST_WAVE.get(_wave_key(x, p, direction))
-    if w is None:  # before the first launch: the register cap (or all registers) as the estimate
-        w = _wave_size(x, p, p.maxnreg or 255, 0)
+    w = _first_wave(x, p, direction)
     if p.nt < CLN_STAGGER_MIN_WAVES * w:
         return None
     return max(1, ns // w), w
@@ -1924,10 +1930,7 @@ def _prefetch_tiles(x: Tensor, p: _ClnPlan, atomic: bool) -> int:
         or p.num_cb != 1
     ):
         return 0
-    w = _FIRST_WAVE.get(_wave_key(x, p, "fwd"))
-    if w is None:
-        w = _wave_size(x, p, p.maxnreg or 255, 0)
-    return max(1, round(CLN_FWD_PREFETCH * w / x.shape[0]))
+    return max(1, round(CLN_FWD_PREFETCH * _first_wave(x, p, "fwd") / x.shape[0]))
 
 
 def cln_forward(
