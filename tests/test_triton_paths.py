@@ -211,10 +211,11 @@ def test_plan_min_warps_and_16bit_tile(tdevice):
     shape = (2, 8, 96)  # 8 x 16 = 128 values per tile below: 2 warps at the default floor
     x32 = torch.empty(shape, device=tdevice)
     x16 = torch.empty(shape, device=tdevice, dtype=torch.bfloat16)
-    small = {"CLN_FWD_TILE": 128, "CLN_BWD_TILE": 128, "CLN_MIN_ROW_BYTES": 8}
-    small.update(CLN_FWD_WIDE_ROW_BYTES=0, CLN_BWD_MIN_ROW_BYTES=8, CLN_BWD_MIN_ROW_BYTES_16BIT=8)
-    small.update(CLN_MIN_TILES_PER_SM=0, CLN_BWD_TILE_16BIT=None, CLN_BWD_TILE_32BIT=None)
-    with knobs(K, small):
+    # The schedules' small tiles, with the backward's own row minimums and small tiles, and
+    # the grid-size halving of BT, out of the way.
+    extra = {"CLN_BWD_MIN_ROW_BYTES": 8, "CLN_BWD_MIN_ROW_BYTES_16BIT": 8}
+    extra.update(CLN_MIN_TILES_PER_SM=0, CLN_BWD_TILE_16BIT=None, CLN_BWD_TILE_32BIT=None)
+    with schedule("default"), knobs(K, extra):
         assert K._cln_plan(x32, forward=True).num_warps == 2
         with knobs(K, {"CLN_FWD_MIN_WARPS": 1}):
             assert K._cln_plan(x32, forward=True).num_warps == 1

@@ -1907,11 +1907,18 @@ def _scratch(n: int, x: Tensor, pdl: bool, early: bool = False, stamp: bool = Fa
     return scr
 
 
+def _tiles_by_pid(atomic: bool) -> bool:
+    """Program k takes tile k, one tile per run (no atomic ticket, ``CLN_TICKET_RUN`` 1): a
+    program then knows before it starts which tile it and any later program take, which the
+    pace and the prefetch rely on."""
+    return not atomic and CLN_TICKET_RUN == 1
+
+
 def _pace_ps(x: Tensor, p: _ClnPlan, atomic: bool, early: bool) -> int:
     """Picoseconds between the paced starts of two forward programs (``CLN_FWD_PACE_GBPS``: a
     tile's read + write bytes at that rate), or 0 (off: the knob at 0, tickets from the counter
     or in runs, or no early chain, which is what orders the stamp before the programs' reads)."""
-    if CLN_FWD_PACE_GBPS <= 0 or atomic or not early or CLN_TICKET_RUN != 1:
+    if CLN_FWD_PACE_GBPS <= 0 or not _tiles_by_pid(atomic) or not early:
         return 0
     tile_bytes = 2 * x.shape[1] * p.bt * x.element_size()
     return max(1, round(tile_bytes * 1000.0 / CLN_FWD_PACE_GBPS))
@@ -1924,8 +1931,7 @@ def _prefetch_tiles(x: Tensor, p: _ClnPlan, atomic: bool) -> int:
     if (
         not CLN_FWD_PREFETCH
         or x.device.type != "cuda"
-        or atomic
-        or CLN_TICKET_RUN != 1
+        or not _tiles_by_pid(atomic)
         or x.shape[-1] % 16
         or p.num_cb != 1
     ):
