@@ -64,6 +64,15 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # Every forward program prefetching into the L2 the rows of the tile this many waves of
         # resident programs later in its sequence (``CLN_FWD_PREFETCH``).
         **{f"prefetch {w:g}": {"CLN_FWD_PREFETCH": w} for w in (0.25, 0.5, 1.0, 2.0)},
+        # The waiting programs' polls (both directions): the nearest earlier tile's word first
+        # (``CLN_SPIN_NEAREST``), a nanosleep of this many ns between polls
+        # (``CLN_SPIN_SLEEP_NS``), and both.
+        "spin nearest": {"CLN_SPIN_NEAREST": True},
+        **{f"spin sleep {ns}": {"CLN_SPIN_SLEEP_NS": ns} for ns in (100, 200, 500, 1000)},
+        **{
+            f"spin nearest sleep {ns}": {"CLN_SPIN_NEAREST": True, "CLN_SPIN_SLEEP_NS": ns}
+            for ns in (100, 200, 500)
+        },
         "no bwd stagger": {"CLN_BWD_STAGGER_NS": 0},
         **{
             f"stagger bwd {us}us": {"CLN_BWD_STAGGER_NS": us * 1000}
@@ -132,6 +141,13 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "bwd32 nreg204": {"CLN_BWD_MAXNREG": 204},
         "bwd16 nreg144": {"CLN_BWD_MAXNREG_PAIRS": 144},
         "bwd16 nreg128": {"CLN_BWD_MAXNREG_PAIRS": 128},
+        # The forward's register caps below its defaults (ptxas 12.8 of Triton 3.6, sm_90,
+        # offline, at (2, 128, 64000)): packed 16-bit 128 x 64 over 2 warps 168 without spills
+        # (6 programs per SM) -> 144 (7, 104 B spilled), 128 (8, 240 B), 112 (9, 240 B: most of
+        # the tile's words stored once and loaded once); fp32 128 x 64 over 4 warps 128 (4,
+        # 8 B) -> 96 (5, 192 B), 80 (6, 336 B).
+        **{f"fwd16 nreg{n}": {"CLN_FWD_MAXNREG_PAIRS": n} for n in (144, 128, 112)},
+        **{f"fwd32 nreg{n}": {"CLN_FWD_MAXNREG": n} for n in (96, 80)},
         # The backward's tile rows at least 128 B (fp32: C = 512 -> 32 frames, 8 warps, one
         # program per SM) or, 16-bit, 32 B (C = 512 -> 16 frames, 4 warps, 3 programs per SM
         # instead of one of 8 warps) / 128 B (C = 256 -> 64 frames, 8 warps).

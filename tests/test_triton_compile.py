@@ -99,15 +99,20 @@ def _direction_knobs(kernel: str) -> dict[str, object]:
     diagnostic timelines (``_DIAG_TIMELINE``, ``_DIAG_TIMELINE_BWD``) compiled in; the forward
     with its wait before its first load (``CLN_PDL_EARLY``), the backward with it after."""
     # CLN_TILE_EVICT, CLN_OUT_CACHE: none by default
-    # CLN_FWD_AFFINE_EARLY, CLN_BWD_AFFINE_EARLY: off by default
+    # CLN_FWD_AFFINE_EARLY, CLN_BWD_AFFINE_EARLY, CLN_SPIN_SLEEP_NS, CLN_SPIN_NEAREST (both
+    # directions), CLN_FWD_PACE_GBPS, CLN_FWD_PREFETCH: off by default.  (A constexpr left out
+    # here would be compiled as a runtime argument, both sides of its branches in the kernel.)
     hints = {
         "LD_EV": "",
         "ST_CM": "",
         "WAIT_FIRST": kernel == "_cln_fwd_kernel",
         "AFFINE_EARLY": False,
+        "SPIN": 0,
+        "NEAREST": False,
     }
     if kernel == "_cln_fwd_kernel":
-        return {"ABLATE": 0, "TIMELINE": True, "STAGGER": True, "GDC": True, **hints}
+        fwd = {"PACE": False, "PREFETCH": False}
+        return {"ABLATE": 0, "TIMELINE": True, "STAGGER": True, "GDC": True, **fwd, **hints}
     return {
         **hints,
         "GDC": True,
@@ -169,6 +174,19 @@ def test_cln_forward_compiles_paced():
     const["TICKET_ATOMIC"] = False
     const.update(_direction_knobs("_cln_fwd_kernel"), STAGGER=False, PACE=True)
     _compile("_cln_fwd_kernel", ints, const, num_warps=2, dtype="bf16")
+
+
+@pytest.mark.parametrize("kernel, flags", KERNELS, ids=["fwd", "bwd"])
+def test_cln_kernels_compile_spin(kernel, flags):
+    """The polls with a nanosleep between them and the nearest earlier tile's word first
+    (``CLN_SPIN_SLEEP_NS``, ``CLN_SPIN_NEAREST``, off by default; the sleep is inline PTX) at a
+    target shape's packed bf16 tile."""
+    ints = {"B": 2, "C": 128, "T": 64000, "NTB": 1000, "NG": 8}
+    tile = dict(BLOCK_C=128, BT=64, NUM_CB=1, SCR_OFF=16)
+    const = {**flags, **tile, "G": 128, "CHUNK": 128, "RUN": 1, "PAIRS": 1, "ASM": True}
+    const["TICKET_ATOMIC"] = False
+    const.update(_direction_knobs(kernel), SPIN=250, NEAREST=True)
+    _compile(kernel, ints, const, num_warps=2 if kernel == "_cln_fwd_kernel" else 4, dtype="bf16")
 
 
 @pytest.mark.parametrize("dtype, pairs", [("fp32", 0), ("bf16", 1)])

@@ -43,6 +43,14 @@ SCHEDULES = {
     # Programs of one warp (CLN_FWD_MIN_WARPS / CLN_BWD_MIN_WARPS; these 128-value tiles
     # are 2 warps at the default minimum).
     "one-warp": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_FWD_MIN_WARPS": 1, "CLN_BWD_MIN_WARPS": 1},
+    # Polls of the nearest earlier tile's word first, with a sleep between polls (the sleep is
+    # GPU only; CLN_SPIN_NEAREST, CLN_SPIN_SLEEP_NS).
+    "spin-nearest": {
+        "CLN_GROUP": 2,
+        "CLN_CHUNK": 2,
+        "CLN_SPIN_NEAREST": True,
+        "CLN_SPIN_SLEEP_NS": 200,
+    },
     # Runs longer than a sequence: every tile takes the remainder (batch-interleaved) path.
     "runs-remainder": {"CLN_TICKET_RUN": 1 << 20},
     "channel-blocks": {
@@ -405,6 +413,33 @@ def test_prefetch_leaves_the_output_unchanged(tdevice, dtype):
     for w in (0.5, 3.0):
         for a, r in zip(outs[w], outs[0.0], strict=True):
             assert torch.equal(a, r)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_spin_leaves_the_output_unchanged(tdevice, dtype):
+    """Polls with a sleep between them and the nearest earlier tile's word first
+    (``CLN_SPIN_SLEEP_NS``, ``CLN_SPIN_NEAREST``, off by default) leave every output of the
+    forward and the backward bitwise unchanged; on the GPU at a grid of tiles by program id and
+    several groups per sequence."""
+    from backends.triton import kernels as K
+    from bench.tune import knobs
+
+    shape = (8, 64, 65536) if tdevice.type == "cuda" else (2, 8, 64)
+    C = shape[1]
+    x = (torch.randn(shape, device=tdevice) + 0.5).to(dtype)
+    dy = torch.randn(shape, device=tdevice).to(dtype)
+    g = torch.rand(C, device=tdevice) + 0.5
+    b = torch.randn(C, device=tdevice)
+    outs = {}
+    for ns, nearest in ((0, False), (0, True), (300, False), (300, True)):
+        with knobs(K, {"CLN_SPIN_SLEEP_NS": ns, "CLN_SPIN_NEAREST": nearest}):
+            fwd = _triton_cln_fwd(K, x, g, b)
+            outs[ns, nearest] = fwd + _triton_cln_bwd(K, dy, x, g, fwd[1], fwd[2])
+    for key in ((0, True), (300, False), (300, True)):
+        for a, r in zip(outs[key], outs[0, False], strict=True):
+            assert torch.equal(a, r), key
+    with knobs(K, {"CLN_SPIN_SLEEP_NS": -1}), pytest.raises(ValueError, match="SLEEP"):
+        K._spin_kw(x)
 
 
 def test_bwd_stagger_leaves_the_output_unchanged(tdevice):

@@ -145,6 +145,11 @@ CLN_FWD_MAXNREG_16BIT: int | None = None
 #: 6 programs per SM instead of 4.  H200, bf16 forward, fraction of copy bandwidth: 0.46 ->
 #: 0.53 at (16, 512, 4000), 0.42 -> 0.45 at (4, 256, 16000), 0.42 -> 0.44 at (2, 128, 64000);
 #: uncapped (ptxas takes 255) 0.41-0.46 (bench/results/nvidia-h200-s13-tune-pairs.log).
+#: Below 168 (more programs per SM, ptxas spilling a few words), forward, H200, two rounds in
+#: one call, us, 168 -> 144 / 128 / 112: 48.7-48.8 -> 48.1 / 51.2 / 58.5-58.6 at
+#: (16, 512, 4000), 28.7-28.9 -> 29.3-29.4 / 29.4-29.5 / 32.5-32.7 at (4, 256, 16000),
+#: 28.9 -> 31.2-31.3 / 32.7-32.8 / 35.3-35.5 at (2, 128, 64000): more resident tiles do not
+#: shorten the long-T forward (bench/results/nvidia-h200-s33b-tune-fwd16caps33-{1,2}.log).
 CLN_FWD_PAIRS = True
 CLN_FWD_MAXNREG_PAIRS: int | None = 168
 #: Backward (x and dy per thread): 64 elements each with no register cap (1-2 CTAs per SM)
@@ -160,7 +165,10 @@ CLN_BWD_EPT_16BIT: int | None = None
 CLN_EPT_UNALIGNED = 16
 #: ``maxnreg`` for vectorized (T % 16 == 0) cLN launches; None lets ptxas choose.  ptxas
 #: otherwise takes ~145 registers for the forward tile above (3 CTAs/SM instead of 4) although
-#: 128 fit with 2 B spilled.
+#: 128 fit with 2 B spilled.  Lower caps (5 / 6 programs per SM, 52-56 / 76-84 B spilled) lost
+#: at both long-T shapes: 42.2-42.3 -> 54.5-54.7 / 69.7 us at (2, 128, 64000), 40.3-40.9 ->
+#: 55.0-55.1 / 69.4 at (4, 256, 16000) (H200, 96 / 80, two rounds in one call,
+#: bench/results/nvidia-h200-s33b-tune-fwd32caps33-{1,2}.log).
 CLN_FWD_MAXNREG: int | None = 128
 #: The fp32 backward uncapped (253 registers for 256 x 32 over 4 warps: 2 programs per SM).
 #: Capped at 168 (3 programs, 472 B spilled) / 128 (4, 680 B), fwd+bwd, H200, two rounds:
@@ -339,6 +347,25 @@ CLN_FWD_PACE_GBPS = 0.0
 #: (bench/results/nvidia-h200-s32c-tune-prefetch32-{1,2}.log).  As with cuda_ext's TMA
 #: prefetch (NOTES 15.1), more requests in flight made the DRAM slower.
 CLN_FWD_PREFETCH = 0.0
+#: How a waiting cLN program polls the words of the tiles before it (both directions; GPU only).
+#: Every poll so far reloads the whole vector of the group's words (up to ``CLN_GROUP`` words,
+#: 8 L2 lines) at once and at once again, and at B = 2-4 a hundred and more programs of one
+#: sequence wait on the same group's lines while its tiles publish into them (NOTES 32.3: 40 %
+#: of the resident tiles wait).  ``CLN_SPIN_SLEEP_NS``: a ``nanosleep`` of this many ns between
+#: two polls (0: none).  ``CLN_SPIN_NEAREST``: first wait on the one word of the nearest
+#: earlier tile (it is about the last to publish), with one scalar load per poll and no
+#: barrier, then load the vector as before.  Outputs are bitwise those without either.
+#: Measured (H200, bench.tune, two rounds in one call, us, default -> nearest / sleep 200 /
+#: sleep 500 / both at 200): no variant faster than the default by more than 0.1 us anywhere.
+#: Forward fp32 76.3 -> 77.5-77.9 / 76.4 / 76.8 / 78.0-78.2 at (16, 512, 4000), 42.1-42.3 ->
+#: 42.6-42.7 / 42.5 / 42.6 / 42.8-42.9 at (2, 128, 64000); bf16 28.9-29.1 -> 29.2 / 29.3 /
+#: 29.5 / 29.6 there.  fwd+bwd fp32 108.0 -> 110.2-110.7 / 113.8-113.9 / 113.3-113.9 /
+#: 115.4-116.4 at (4, 256, 16000); bf16 155.2-155.3 -> 161.2 / 155.9 / 155.5-155.8 /
+#: 158.1-158.7 at (16, 512, 4000) (bench/results/nvidia-h200-s33-tune-spin33-{1,2}.log).  So
+#: the polls' traffic on the words costs nothing measurable; a tile waits for its
+#: predecessors' data, and a sleeping waiter only wakes later.  Both off.
+CLN_SPIN_SLEEP_NS = 0
+CLN_SPIN_NEAREST = False
 #: Programmatic dependent launch (sm_90 and later) around the cLN kernels.  A cLN call is a
 #: chain of small launches around one large one: the scratch words zeroed, the kernel, and in
 #: the backward one or two column-sum launches.  Each boundary costs a launch ramp, and the
@@ -539,9 +566,28 @@ def _ready(w, FWD: tl.constexpr):
         return (w & 1) != 0
 
 
+# Inline PTX of ``_spin_pause``: a nanosleep of $1 ns, then 0 (an offset the next poll adds to
+# its address, so that ptxas cannot issue that load before the sleep).
+_PTX_SLEEP = tl.constexpr("nanosleep.u32 $1;\n\tmov.u32 $0, 0;")
+
+
 @triton.jit
-def _spin_load(ptr, idx, need, FWD: tl.constexpr):
-    """Load words ``ptr[idx]`` (a vector), re-loading until every ``need``-ed one is ready.
+def _spin_pause(SPIN: tl.constexpr):
+    """Between two polls (``CLN_SPIN_SLEEP_NS``): 0 after a nanosleep of SPIN ns, or 0 at once
+    (SPIN = 0, and always under the interpreter)."""
+    if SPIN > 0:
+        ns = tl.full([], SPIN, tl.int32)
+        return tl.inline_asm_elementwise(
+            _PTX_SLEEP, "=r,r", [ns], dtype=tl.int32, is_pure=False, pack=1
+        )
+    else:
+        return 0
+
+
+@triton.jit
+def _spin_load(ptr, idx, need, FWD: tl.constexpr, SPIN: tl.constexpr):
+    """Load words ``ptr[idx]`` (a vector), re-loading until every ``need``-ed one is ready
+    (SPIN ns apart, ``_spin_pause``).
 
     The loop condition is a full reduction (uniform over every thread), so the barriers inside
     are safe, and the values returned are those of the load that was found all-ready.
@@ -551,9 +597,21 @@ def _spin_load(ptr, idx, need, FWD: tl.constexpr):
     w = tl.load(ptr + idx, mask=need, other=other, volatile=True)
     rdy = tl.min(_ready(w, FWD).to(tl.int32), axis=0)
     while rdy == 0:
-        w = tl.load(ptr + idx, mask=need, other=other, volatile=True)
+        z = _spin_pause(SPIN)
+        w = tl.load(ptr + (idx + z), mask=need, other=other, volatile=True)
         rdy = tl.min(_ready(w, FWD).to(tl.int32), axis=0)
     return w
+
+
+@triton.jit
+def _spin_word(ptr, FWD: tl.constexpr, SPIN: tl.constexpr):
+    """Wait until the one word ``ptr[0]`` is ready (``CLN_SPIN_NEAREST``): a scalar load per
+    poll, no reduction and no barrier (a thread leaves the loop when its own load finds the
+    word ready, which is safe as the loop holds no barrier)."""
+    w = tl.load(ptr, volatile=True)
+    while _ready(w, FWD).to(tl.int32) == 0:
+        z = _spin_pause(SPIN)
+        w = tl.load(ptr + z, volatile=True)
 
 
 @triton.jit
@@ -567,30 +625,31 @@ def _load3(ptr, stride, idx, need):
 
 
 @triton.jit
-def _spin3_from(wa, wb, wp, ptr, stride, idx, need):
+def _spin3_from(wa, wb, wp, ptr, stride, idx, need, SPIN: tl.constexpr):
     """``_spin_load`` for the three kinds at once, from their loads already issued (``_load3``):
     one readiness test and one reload of all three per round trip; the values returned come
     from one load that found every needed word ready."""
     ok = _ready(wa, False) & _ready(wb, False) & _ready(wp, False)
     rdy = tl.min(ok.to(tl.int32), axis=0)
     while rdy == 0:
-        wa, wb, wp = _load3(ptr, stride, idx, need)
+        z = _spin_pause(SPIN)
+        wa, wb, wp = _load3(ptr, stride, idx + z, need)
         ok = _ready(wa, False) & _ready(wb, False) & _ready(wp, False)
         rdy = tl.min(ok.to(tl.int32), axis=0)
     return wa, wb, wp
 
 
 @triton.jit
-def _spin_load3(ptr, stride, idx, need, OVERLAP: tl.constexpr):
+def _spin_load3(ptr, stride, idx, need, OVERLAP: tl.constexpr, SPIN: tl.constexpr):
     """The three kinds' words at ``idx``, each needed one ready: loaded together and waited for
     at once (``OVERLAP``), or one ``_spin_load`` after another."""
     if OVERLAP:
         wa, wb, wp = _load3(ptr, stride, idx, need)
-        wa, wb, wp = _spin3_from(wa, wb, wp, ptr, stride, idx, need)
+        wa, wb, wp = _spin3_from(wa, wb, wp, ptr, stride, idx, need, SPIN)
     else:
-        wa = _spin_load(ptr, idx, need, False)
-        wb = _spin_load(ptr + stride, idx, need, False)
-        wp = _spin_load(ptr + 2 * stride, idx, need, False)
+        wa = _spin_load(ptr, idx, need, False, SPIN)
+        wb = _spin_load(ptr + stride, idx, need, False, SPIN)
+        wp = _spin_load(ptr + 2 * stride, idx, need, False, SPIN)
     return wa, wb, wp
 
 
@@ -641,10 +700,10 @@ def _fwd_fold_words(pn, pm, pM, w, need, wn):
 
 
 @triton.jit
-def _fwd_close_group(t_ptr, g_ptr, i, C, BT: tl.constexpr, G: tl.constexpr):
+def _fwd_close_group(t_ptr, g_ptr, i, C, BT: tl.constexpr, G: tl.constexpr, SPIN: tl.constexpr):
     """Tile i closes its group: reduce the group's G aggregates and publish the group word."""
     lane = tl.arange(0, G)
-    w = _spin_load(t_ptr, i - (G - 1) + lane, lane >= 0, True)
+    w = _spin_load(t_ptr, i - (G - 1) + lane, lane >= 0, True, SPIN)
     z = tl.zeros([], tl.float32)
     n, m, M = _fwd_fold_words(z, z, z, w, lane >= 0, C * 1.0 * BT)
     tl.atomic_xchg(g_ptr + i // G, _pack_fwd(m, M), sem="relaxed")
@@ -652,7 +711,17 @@ def _fwd_close_group(t_ptr, g_ptr, i, C, BT: tl.constexpr, G: tl.constexpr):
 
 @triton.jit
 def _fwd_prefix(
-    t_ptr, g_ptr, i, C, cnt0, m0, M0, BT: tl.constexpr, G: tl.constexpr, CHUNK: tl.constexpr
+    t_ptr,
+    g_ptr,
+    i,
+    C,
+    cnt0,
+    m0,
+    M0,
+    BT: tl.constexpr,
+    G: tl.constexpr,
+    CHUNK: tl.constexpr,
+    SPIN: tl.constexpr,
 ):
     """Exclusive prefix (count, mean, M2) of tile i: state, earlier groups, earlier tiles of
     its group (every tile before i is a full tile of C * BT values).
@@ -669,12 +738,12 @@ def _fwd_prefix(
     for c0 in range(0, gi, CHUNK):
         j = c0 + lane
         need = j < gi
-        w = _spin_load(g_ptr, j, need, True)
+        w = _spin_load(g_ptr, j, need, True, SPIN)
         pn, pm, pM = _fwd_fold_words(pn, pm, pM, w, need, C * 1.0 * BT * G)
     lane_g = tl.arange(0, G)
     j = gi * G + lane_g
     need = j < i
-    w = _spin_load(t_ptr, j, need, True)
+    w = _spin_load(t_ptr, j, need, True, SPIN)
     return _fwd_fold_words(pn, pm, pM, w, need, C * 1.0 * BT)
 
 
@@ -989,6 +1058,8 @@ def _cln_fwd_kernel(
     stamp_idx=0,
     PREFETCH: tl.constexpr = False,
     prefetch_tiles=0,
+    SPIN: tl.constexpr = 0,
+    NEAREST: tl.constexpr = False,
 ):
     b, i, j, s0, s1 = _tile_start(
         scr_ptr, B, NTB, stagger_ns, stagger_w, False, RUN, TICKET_ATOMIC, STAGGER, TIMELINE, GDC,
@@ -1076,7 +1147,7 @@ def _cln_fwd_kernel(
         an, am, aM = _last3(sn, sm, sM, BT)
         tl.atomic_xchg(t_ptr + i, _pack_fwd(am, aM), sem="relaxed")
         if i % G == G - 1:
-            _fwd_close_group(t_ptr, g_ptr, i, C, BT, G)
+            _fwd_close_group(t_ptr, g_ptr, i, C, BT, G, SPIN)
     if TIMELINE:
         s2 = _stamp(aM)
     # gamma / beta read before the prefix wait (``CLN_FWD_AFFINE_EARLY``): their L2 round trip
@@ -1089,7 +1160,9 @@ def _cln_fwd_kernel(
     if ABLATE >= 1:
         pn, pm, pM = cnt0, m0, M0
     else:
-        pn, pm, pM = _fwd_prefix(t_ptr, g_ptr, i, C, cnt0, m0, M0, BT, G, CHUNK)
+        if NEAREST:  # the nearest earlier tile's word first (tile 0: its own, published)
+            _spin_word(t_ptr + tl.maximum(i - 1, 0), True, SPIN)
+        pn, pm, pM = _fwd_prefix(t_ptr, g_ptr, i, C, cnt0, m0, M0, BT, G, CHUNK, SPIN)
     if TIMELINE:
         s3 = _stamp(pM)
 
@@ -1144,13 +1217,21 @@ def _bwd_fold3(ea, eb, ep, wa, wb, wp, need, FUSE: tl.constexpr):
 
 @triton.jit
 def _bwd_close_group(
-    t_ptr, g_ptr, j, NTB, NG, G: tl.constexpr, OVERLAP: tl.constexpr, FUSE: tl.constexpr
+    t_ptr,
+    g_ptr,
+    j,
+    NTB,
+    NG,
+    G: tl.constexpr,
+    OVERLAP: tl.constexpr,
+    FUSE: tl.constexpr,
+    SPIN: tl.constexpr,
 ):
     """Tile with processing index j closes its group: sum the group's G words of each kind."""
     lane = tl.arange(0, G)
     idx = j - (G - 1) + lane
     allv = lane >= 0
-    wa, wb, wp = _spin_load3(t_ptr, NTB, idx, allv, OVERLAP)
+    wa, wb, wp = _spin_load3(t_ptr, NTB, idx, allv, OVERLAP, SPIN)
     z = tl.zeros([], tl.float32)
     ga, gb, gp = _bwd_fold3(z, z, z, wa, wb, wp, allv, FUSE)
     gi = j // G
@@ -1170,6 +1251,7 @@ def _bwd_suffix(
     CHUNK: tl.constexpr,
     OVERLAP: tl.constexpr,
     FUSE: tl.constexpr,
+    SPIN: tl.constexpr,
 ):
     """Exclusive suffix sums (S_a, S_b, P) of the tile with processing index j (the tiles
     processed before it are the later ones in time): earlier groups, then its own group.
@@ -1188,12 +1270,12 @@ def _bwd_suffix(
     for c0 in range(0, gi, CHUNK):
         q = c0 + lane
         need = q < gi
-        wa, wb, wp = _spin_load3(g_ptr, NG, q, need, OVERLAP)
+        wa, wb, wp = _spin_load3(g_ptr, NG, q, need, OVERLAP, SPIN)
         ea, eb, ep = _bwd_fold3(ea, eb, ep, wa, wb, wp, need, FUSE)
     if OVERLAP:
-        ta, tb, tp = _spin3_from(ta, tb, tp, t_ptr, NTB, qt, need_t)
+        ta, tb, tp = _spin3_from(ta, tb, tp, t_ptr, NTB, qt, need_t, SPIN)
     else:
-        ta, tb, tp = _spin_load3(t_ptr, NTB, qt, need_t, False)
+        ta, tb, tp = _spin_load3(t_ptr, NTB, qt, need_t, False, SPIN)
     return _bwd_fold3(ea, eb, ep, ta, tb, tp, need_t, FUSE)
 
 
@@ -1278,6 +1360,8 @@ def _cln_bwd_kernel(
     ST_CM: tl.constexpr = "",
     WAIT_FIRST: tl.constexpr = False,
     AFFINE_EARLY: tl.constexpr = False,
+    SPIN: tl.constexpr = 0,
+    NEAREST: tl.constexpr = False,
 ):
     # Tickets from the last tile backwards: a tile waits only on later tiles (smaller tickets).
     b, i, j, s0, s1 = _tile_start(
@@ -1405,7 +1489,7 @@ def _cln_bwd_kernel(
         )
     if ABLATE < 1:
         if j % G == G - 1:
-            _bwd_close_group(t_ptr, g_ptr, j, NTB, NG, G, OVERLAP, FUSE)
+            _bwd_close_group(t_ptr, g_ptr, j, NTB, NG, G, OVERLAP, FUSE, SPIN)
     if NUM_CB == 1 and LATE == 2 and ABLATE < 2:
         _bwd_late_partials(
             xt, dyt, mu, r, dgp_ptr, dbp_ptr, prow, offs_c, cmask, HAS_DG, HAS_DB, PAIRS, ASM
@@ -1414,7 +1498,9 @@ def _cln_bwd_kernel(
     if AFFINE_EARLY and NUM_CB == 1 and HAS_GAMMA:
         gdx = tl.load(gamma_ptr + offs_c, mask=offs_c < C, other=0.0).to(tl.float32)
     if ABLATE < 1:
-        ea, eb, ep = _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G, CHUNK, OVERLAP, FUSE)
+        if NEAREST:  # the p word of the tile processed just before (j = 0: its own)
+            _spin_word(t_ptr + 2 * NTB + tl.maximum(j - 1, 0), False, SPIN)
+        ea, eb, ep = _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G, CHUNK, OVERLAP, FUSE, SPIN)
     if TIMELINE:
         s3 = _stamp(ep)  # the suffix known
     if ABLATE >= 3:
@@ -1924,6 +2010,15 @@ def _pace_ps(x: Tensor, p: _ClnPlan, atomic: bool, early: bool) -> int:
     return max(1, round(tile_bytes * 1000.0 / CLN_FWD_PACE_GBPS))
 
 
+def _spin_kw(x: Tensor) -> dict[str, object]:
+    """The cLN kernels' polling arguments (``CLN_SPIN_SLEEP_NS``, ``CLN_SPIN_NEAREST``); the
+    sleep is inline PTX, so the interpreter polls without it."""
+    if not 0 <= CLN_SPIN_SLEEP_NS < 2**20:
+        raise ValueError(f"CLN_SPIN_SLEEP_NS must be in [0, 2**20) ns, got {CLN_SPIN_SLEEP_NS}")
+    sleep = int(CLN_SPIN_SLEEP_NS) if x.device.type == "cuda" else 0
+    return {"SPIN": sleep, "NEAREST": bool(CLN_SPIN_NEAREST)}
+
+
 def _prefetch_tiles(x: Tensor, p: _ClnPlan, atomic: bool) -> int:
     """Tiles ahead in its own sequence whose rows each forward program prefetches into the L2
     (``CLN_FWD_PREFETCH`` waves of resident programs, spread over the B sequences), or 0: off,
@@ -2011,6 +2106,7 @@ def cln_forward(
         stamp_idx=n_scr,
         PREFETCH=pf > 0,
         prefetch_tiles=pf,
+        **_spin_kw(x),
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
         **_pdl_kw(pdl),
@@ -2090,6 +2186,7 @@ def cln_backward(
         ST_CM=CLN_OUT_CACHE,
         WAIT_FIRST=early,
         AFFINE_EARLY=CLN_BWD_AFFINE_EARLY,
+        **_spin_kw(x),
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
         **_pdl_kw(pdl),
