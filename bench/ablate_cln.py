@@ -3,6 +3,8 @@
 
     python3 -m bench.ablate_cln              # time the ablation levels
     python3 -m bench.ablate_cln --once fp32  # two forward calls, for `ncu --launch-skip 1 -c 1`
+        [--shape 2x128x64000] [--level 1]    # ... at another shape / ablation level
+    python3 -m bench.ablate_cln --no-runs    # the levels alone (no ticket-run variants)
     python3 -m bench.ablate_cln --bwd        # the backward alone: levels, both backends
 
 Levels (``backends.triton.kernels._DIAG_ABLATE``; outputs are wrong for > 0):
@@ -157,14 +159,20 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--once", choices=list(DTYPES), help="run two forwards of the first shape")
     ap.add_argument("--run", type=int, default=1, help="with --once: CLN_TICKET_RUN")
+    ap.add_argument("--shape", default=None, help="with --once: BxCxT (default: the first shape)")
+    ap.add_argument("--level", type=int, default=0, help="with --once: _DIAG_ABLATE")
+    ap.add_argument("--no-runs", action="store_true", help="the levels without the run variants")
     ap.add_argument("--bwd", action="store_true", help="the backward alone (run_backward)")
     args = ap.parse_args()
     if args.bwd:
         run_backward([(16, 512, 4000), (4, 256, 16000), (2, 128, 64000)])
         return 0
     if args.once:
-        with knobs(K, {"CLN_TICKET_RUN": args.run}):
-            run_once("triton", SHAPES[0], DTYPES[args.once])
+        shape = tuple(int(v) for v in args.shape.split("x")) if args.shape else SHAPES[0]
+        if len(shape) != 3:
+            ap.error(f"--shape wants BxCxT, got {args.shape!r}")
+        with knobs(K, {"CLN_TICKET_RUN": args.run, "_DIAG_ABLATE": args.level}):
+            run_once("triton", shape, DTYPES[args.once])
         return 0
     variants = {
         "full": {},
@@ -173,7 +181,7 @@ def main() -> int:
         "ablate3 load-store": {"_DIAG_ABLATE": 3},
     }
     # Runs of consecutive tiles per ticket (1 = batch-interleaved).
-    for run in (2, 4, 8, 16):
+    for run in () if args.no_runs else (2, 4, 8, 16):
         variants[f"run{run}"] = {"CLN_TICKET_RUN": run}
         variants[f"ablate3 run{run}"] = {"_DIAG_ABLATE": 3, "CLN_TICKET_RUN": run}
     run_levels(

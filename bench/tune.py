@@ -73,6 +73,14 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
             f"spin nearest sleep {ns}": {"CLN_SPIN_NEAREST": True, "CLN_SPIN_SLEEP_NS": ns}
             for ns in (100, 200, 500)
         },
+        # The forward's in-tile scan by shifted sums instead of Chan's rule at every step.
+        "shifted scan": {"CLN_FWD_SHIFTED_SCAN": True},
+        # Fewer instructions per value: full tiles without the M2 pass's select, the 16-bit
+        # output as one FMA, the 16-bit outputs packed by paired conversions, and all three.
+        "fwd even": {"CLN_FWD_EVEN": True},
+        "fwd16 out fma": {"CLN_FWD_OUT_FMA_16BIT": True},
+        "pack asm": {"CLN_PACK_ASM": True},
+        "lean": {"CLN_FWD_EVEN": True, "CLN_FWD_OUT_FMA_16BIT": True, "CLN_PACK_ASM": True},
         "no bwd stagger": {"CLN_BWD_STAGGER_NS": 0},
         **{
             f"stagger bwd {us}us": {"CLN_BWD_STAGGER_NS": us * 1000}

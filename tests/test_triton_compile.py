@@ -111,10 +111,12 @@ def _direction_knobs(kernel: str) -> dict[str, object]:
         "NEAREST": False,
     }
     if kernel == "_cln_fwd_kernel":
-        fwd = {"PACE": False, "PREFETCH": False}
+        fwd = {"PACE": False, "PREFETCH": False, "SHIFTED": False, "EVEN": False, "OUT_FMA": False}
+        fwd["PACK"] = False
         return {"ABLATE": 0, "TIMELINE": True, "STAGGER": True, "GDC": True, **fwd, **hints}
     return {
         **hints,
+        "PACK": False,
         "GDC": True,
         "OVERLAP": True,
         "FUSE": True,
@@ -186,6 +188,11 @@ def test_cln_kernels_compile_spin(kernel, flags):
     const = {**flags, **tile, "G": 128, "CHUNK": 128, "RUN": 1, "PAIRS": 1, "ASM": True}
     const["TICKET_ATOMIC"] = False
     const.update(_direction_knobs(kernel), SPIN=250, NEAREST=True)
+    if kernel == "_cln_fwd_kernel":
+        # and the forward's in-tile scan by shifted sums, its tiles without padding, its 16-bit
+        # output as one FMA
+        const.update(SHIFTED=True, EVEN=True, OUT_FMA=True)
+    const["PACK"] = True  # the 16-bit outputs packed by paired conversions
     _compile(kernel, ints, const, num_warps=2 if kernel == "_cln_fwd_kernel" else 4, dtype="bf16")
 
 

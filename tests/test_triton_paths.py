@@ -19,6 +19,8 @@ import pytest
 import torch
 from torch import Tensor
 
+import common
+from common.testing import assert_close
 from tests import harness
 
 SCHEDULES = {
@@ -50,6 +52,17 @@ SCHEDULES = {
         "CLN_CHUNK": 2,
         "CLN_SPIN_NEAREST": True,
         "CLN_SPIN_SLEEP_NS": 200,
+    },
+    # The forward's in-tile scan by shifted sums (CLN_FWD_SHIFTED_SCAN).
+    "shifted-scan": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_FWD_SHIFTED_SCAN": True},
+    # Fewer instructions per value: full tiles without the M2 pass's select, the 16-bit output
+    # as one FMA, its packing by one paired conversion (GPU only).
+    "lean": {
+        "CLN_GROUP": 2,
+        "CLN_CHUNK": 2,
+        "CLN_FWD_EVEN": True,
+        "CLN_FWD_OUT_FMA_16BIT": True,
+        "CLN_PACK_ASM": True,
     },
     # Runs longer than a sequence: every tile takes the remainder (batch-interleaved) path.
     "runs-remainder": {"CLN_TICKET_RUN": 1 << 20},
@@ -440,6 +453,75 @@ def test_spin_leaves_the_output_unchanged(tdevice, dtype):
             assert torch.equal(a, r), key
     with knobs(K, {"CLN_SPIN_SLEEP_NS": -1}), pytest.raises(ValueError, match="SLEEP"):
         K._spin_kw(x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
+def test_even_and_pack_leave_the_output_unchanged(tdevice, dtype):
+    """Full tiles compiled without the M2 pass's select (``CLN_FWD_EVEN``) and the 16-bit
+    outputs packed by paired conversions (``CLN_PACK_ASM``, GPU only) give bitwise the outputs
+    of the default forward and backward; the 16-bit output as one FMA
+    (``CLN_FWD_OUT_FMA_16BIT``) stays within the harness's tolerance of the float64 reference
+    and changes no float32 bit.  T a multiple of every tile's frames, so the tiles are full."""
+    from backends.triton import kernels as K
+    from bench.tune import knobs
+
+    shape = (4, 128, 16384) if tdevice.type == "cuda" else (2, 8, 64)
+    C = shape[1]
+    x = (torch.randn(shape, device=tdevice) + 0.5).to(dtype)
+    dy = torch.randn(shape, device=tdevice).to(dtype)
+    g = torch.rand(C, device=tdevice) + 0.5
+    b = torch.randn(C, device=tdevice)
+    outs = {}
+    for name, kw in {
+        "default": {},
+        "even": {"CLN_FWD_EVEN": True},
+        "pack": {"CLN_PACK_ASM": True},
+        "fma": {"CLN_FWD_OUT_FMA_16BIT": True},
+    }.items():
+        with knobs(K, kw):
+            p = K._cln_plan(x, forward=True)
+            if name == "even":
+                assert C == p.block_c and shape[2] % p.bt == 0 and p.num_cb == 1
+            fwd = _triton_cln_fwd(K, x, g, b)
+            outs[name] = fwd + _triton_cln_bwd(K, dy, x, g, fwd[1], fwd[2])
+    for name in ("even", "pack"):
+        for a, r in zip(outs[name], outs["default"], strict=True):
+            assert torch.equal(a, r), name
+    if dtype == torch.float32:
+        assert torch.equal(outs["fma"][0], outs["default"][0])
+    else:
+        ref, tol = harness.cln_oracle_tolerance(x.float(), g, b, dtype)
+        assert_close("cln fwd 16-bit output FMA", outs["fma"][0], ref, tol)
+
+
+@pytest.mark.parametrize("case", ["dc1000", "ill-conditioned", "ramp"])
+def test_shifted_scan_is_stable(tdevice, case):
+    """The forward's in-tile scan by shifted sums (``CLN_FWD_SHIFTED_SCAN``, off by default)
+    meets the same tolerances as Chan's rule where E[x^2] - E[x]^2 fails: a DC offset of 1000
+    std, a frame of two nearly equal values (C = 1: the frames' means are all there is), and a
+    ramp of 1000 std over the sequence (the frame means of a tile far from its first one)."""
+    from backends.triton import kernels as K
+    from bench.tune import knobs
+
+    with knobs(K, {"CLN_FWD_SHIFTED_SCAN": True}):
+        if case == "dc1000":
+            err = harness.check_cln_forward(
+                "triton", tdevice, (2, 32, 200), torch.float32, True, dc=1000.0
+            )
+            assert err < 2.5e-4
+            return
+        if case == "ill-conditioned":
+            from tests.test_cln import _ill_conditioned_input
+
+            x, gamma, beta = _ill_conditioned_input(tdevice)
+        else:
+            g, _ = harness.new_generator()
+            x = harness.randn((2, 16, 640), torch.float32, torch.device("cpu"), g)
+            x = (x + 1000.0 * torch.linspace(0.0, 1.0, 640)).to(tdevice)
+            gamma, beta = harness._params(16, True, torch.float32, tdevice, g)
+        y = common.cln(x, gamma, beta, backend="triton")
+    ref, tol = harness.cln_oracle_tolerance(x, gamma, beta, torch.float32)
+    assert_close(f"cln fwd shifted scan {case}", y, ref, tol)
 
 
 def test_bwd_stagger_leaves_the_output_unchanged(tdevice):

@@ -366,6 +366,29 @@ CLN_FWD_PREFETCH = 0.0
 #: predecessors' data, and a sleeping waiter only wakes later.  Both off.
 CLN_SPIN_SLEEP_NS = 0
 CLN_SPIN_NEAREST = False
+#: The forward's in-tile scan over frames by shifted sums (``_shifted_scan``: one scan of
+#: additions, the tile's first frame mean as the shift) instead of Chan's rule at every step of
+#: the scan.  Why: at (2, 128, 64000) bf16 the forward without its scan, publication and
+#: group closing (ablation level 3) ran 3.9 us faster than with them and no statistics (level
+#: 2), 23.0 -> 19.1 us (bench/results/nvidia-h200-s33c-ablate-fwd.log).
+CLN_FWD_SHIFTED_SCAN = False
+#: Fewer instructions per value.  Why: ncu of the bf16 forward at (2, 128, 64000) has the SM
+#: schedulers issuing on 47 % of cycles with 2.7 warps each (0.26 for the loads and stores
+#: alone), about 24 instructions per value (ptxas: 3048 per thread of 128 values, 792 for the
+#: loads and stores), so at 16 bits the forward is bound by instruction issue, not by bytes
+#: (bench/results/nvidia-h200-s33c-ncu-fwd-*.txt).
+#: ``CLN_FWD_EVEN``: tiles without padding (C == BLOCK_C, T % BT == 0, every target shape)
+#: compiled without the M2 pass's select (one instruction per value; the same bits).
+#: ``CLN_FWD_OUT_FMA_16BIT``: the 16-bit output as x * r - mean * r, one FMA instead of a
+#: subtraction and a product.  Its rounding error (float32's, times |mean| r) stays 2^-16 of the
+#: rounding the 16-bit input itself carries at that mean (2^-8 bf16, 2^-11 fp16, times
+#: |mean| r), so it cannot show at 16 bits; float32 inputs keep (x - mean) * r.
+#: ``CLN_PACK_ASM``: the 16-bit outputs (forward and backward) packed by one
+#: ``cvt.rn.bf16x2.f32`` / ``cvt.rn.f16x2.f32`` per two values instead of two conversions and a
+#: byte permute (the same bits; GPU only).
+CLN_FWD_EVEN = False
+CLN_FWD_OUT_FMA_16BIT = False
+CLN_PACK_ASM = False
 #: Programmatic dependent launch (sm_90 and later) around the cLN kernels.  A cLN call is a
 #: chain of small launches around one large one: the scratch words zeroed, the kernel, and in
 #: the backward one or two column-sum launches.  Each boundary costs a launch ramp, and the
@@ -753,6 +776,31 @@ def _add3(a0, b0, c0, a1, b1, c1):
 
 
 @triton.jit
+def _add4(a0, b0, c0, d0, a1, b1, c1, d1):
+    return a0 + a1, b0 + b1, c0 + c1, d0 + d1
+
+
+@triton.jit
+def _shifted_scan(fn, fm, fM, BT: tl.constexpr):
+    """The in-tile inclusive scan of the frames' (n, mean, M2) by shifted sums
+    (``CLN_FWD_SHIFTED_SCAN``): one scan of additions instead of Chan's rule at every step.
+
+    With K the tile's first frame mean and d_t = m_t - K (0 for padding frames): N = sum n_t,
+    S = sum n_t d_t, Q = sum n_t d_t^2, W = sum M_t; then mean = K + S / N and
+    M2 = W + (Q - S^2 / N).  Q - S^2 / N is the frames' between-mean sum of squares, and as K is
+    one of the m_t it is at least (N / n) (mean - K)^2 n, so Q is at most (frames + 1) times it:
+    the cancellation costs a factor of the tile's frame count (<= CLN_MAX_BT), never the DC
+    offset."""
+    lane = tl.arange(0, BT)
+    k0 = tl.sum(tl.where(lane == 0, fm, 0.0), axis=0)
+    d = tl.where(fn > 0, fm - k0, 0.0)
+    nd = fn * d
+    sn, ss, sq, sw = tl.associative_scan((fn, nd, nd * d, fM), 0, _add4)
+    inv = 1.0 / tl.maximum(sn, 1.0)
+    return sn, k0 + ss * inv, sw + tl.maximum(sq - ss * ss * inv, 0.0)
+
+
+@triton.jit
 def _sum3(a, b, c, FUSE: tl.constexpr):
     """The sums of three vectors over axis 0: one tuple reduction (``FUSE``) or three."""
     if FUSE:
@@ -838,11 +886,28 @@ def _words(ptr):
     return ptr.to(tl.pointer_type(tl.int32), bitcast=True)
 
 
+# Inline PTX of ``_pack_tile`` (``CLN_PACK_ASM``): two float32 ($1 low, $2 high) -> one word of
+# two 16-bit values, rounded to nearest even as ``.to()`` rounds: one instruction instead of two
+# conversions and a byte permute.
+_PTX_PACK_BF16 = tl.constexpr("cvt.rn.bf16x2.f32 $0, $2, $1;")
+_PTX_PACK_F16 = tl.constexpr("cvt.rn.f16x2.f32 $0, $2, $1;")
+
+
 @triton.jit
-def _pack_tile(y, HALF: tl.constexpr):
+def _pack_tile(y, HALF: tl.constexpr, ASM: tl.constexpr = False):
     """The tile (BLOCK_C, BT) in float32 -> words (BLOCK_C, BT/2) of two rounded 16-bit
-    values."""
+    values (``ASM``: by one paired conversion per word, the same bits)."""
     lo, hi = tl.split(tl.reshape(y, (y.shape[0], y.shape[1] // 2, 2)))
+    if ASM:
+        if HALF == 1:
+            w = tl.inline_asm_elementwise(
+                _PTX_PACK_BF16, "=r,r,r", [lo, hi], dtype=tl.int32, is_pure=True, pack=1
+            )
+        else:
+            w = tl.inline_asm_elementwise(
+                _PTX_PACK_F16, "=r,r,r", [lo, hi], dtype=tl.int32, is_pure=True, pack=1
+            )
+        return w
     if HALF == 1:
         lo = lo.to(tl.bfloat16).to(tl.int16, bitcast=True)
         hi = hi.to(tl.bfloat16).to(tl.int16, bitcast=True)
@@ -1060,6 +1125,10 @@ def _cln_fwd_kernel(
     prefetch_tiles=0,
     SPIN: tl.constexpr = 0,
     NEAREST: tl.constexpr = False,
+    SHIFTED: tl.constexpr = False,
+    EVEN: tl.constexpr = False,
+    OUT_FMA: tl.constexpr = False,
+    PACK: tl.constexpr = False,
 ):
     b, i, j, s0, s1 = _tile_start(
         scr_ptr, B, NTB, stagger_ns, stagger_w, False, RUN, TICKET_ATOMIC, STAGGER, TIMELINE, GDC,
@@ -1116,7 +1185,10 @@ def _cln_fwd_kernel(
             fm = tl.sum(x, axis=0) / C
             if PAIRS != 0:
                 x = _unpack_tile(xw, PAIRS, ASM)
-            xc = tl.where(mask, x - fm[None, :], 0.0)
+            if EVEN:  # no padding in the tile: the mask would select every value
+                xc = x - fm[None, :]
+            else:
+                xc = tl.where(mask, x - fm[None, :], 0.0)
             fM = tl.sum(xc * xc, axis=0)
     else:
         # Channel blocks merged per frame with the same Chan rule (exact two-pass per block).
@@ -1143,7 +1215,10 @@ def _cln_fwd_kernel(
     else:
         # Inclusive scan over frames; padding frames (n = 0) are identities, so the last
         # element is the tile aggregate.
-        sn, sm, sM = tl.associative_scan((fn, fm, fM), 0, _chan)
+        if SHIFTED:
+            sn, sm, sM = _shifted_scan(fn, fm, fM, BT)
+        else:
+            sn, sm, sM = tl.associative_scan((fn, fm, fM), 0, _chan)
         an, am, aM = _last3(sn, sm, sM, BT)
         tl.atomic_xchg(t_ptr + i, _pack_fwd(am, aM), sem="relaxed")
         if i % G == G - 1:
@@ -1182,7 +1257,10 @@ def _cln_fwd_kernel(
             xb = _unpack_tile(xw, PAIRS, ASM)  # the tile is still in registers, packed
         else:
             xb = x  # the tile is still in registers
-        out = (xb - m_t[None, :]) * r_t[None, :]
+        if OUT_FMA:  # 16-bit inputs: one FMA (see CLN_FWD_OUT_FMA_16BIT)
+            out = xb * r_t[None, :] - (m_t * r_t)[None, :]
+        else:
+            out = (xb - m_t[None, :]) * r_t[None, :]
         if HAS_GAMMA:
             if not (AFFINE_EARLY and NUM_CB == 1):
                 gam = tl.load(gamma_ptr + cc, mask=cmask, other=0.0).to(tl.float32)
@@ -1193,7 +1271,10 @@ def _cln_fwd_kernel(
             out = out + bet[:, None]
         if NUM_CB == 1 and PAIRS != 0:
             tl.store(
-                _words(y_base) + woffs, _pack_tile(out, PAIRS), mask=wmask, cache_modifier=ST_CM
+                _words(y_base) + woffs,
+                _pack_tile(out, PAIRS, PACK),
+                mask=wmask,
+                cache_modifier=ST_CM,
             )
         else:
             tl.store(y_base + offs, out.to(y_ptr.dtype.element_ty), mask=mask, cache_modifier=ST_CM)
@@ -1362,6 +1443,7 @@ def _cln_bwd_kernel(
     AFFINE_EARLY: tl.constexpr = False,
     SPIN: tl.constexpr = 0,
     NEAREST: tl.constexpr = False,
+    PACK: tl.constexpr = False,
 ):
     # Tickets from the last tile backwards: a tile waits only on later tiles (smaller tickets).
     b, i, j, s0, s1 = _tile_start(
@@ -1547,7 +1629,10 @@ def _cln_bwd_kernel(
         dx = dx + P[None, :]
         if NUM_CB == 1 and PAIRS != 0:
             tl.store(
-                _words(dx_base) + woffs, _pack_tile(dx, PAIRS), mask=wmask, cache_modifier=ST_CM
+                _words(dx_base) + woffs,
+                _pack_tile(dx, PAIRS, PACK),
+                mask=wmask,
+                cache_modifier=ST_CM,
             )
         else:
             tl.store(
@@ -2107,6 +2192,10 @@ def cln_forward(
         PREFETCH=pf > 0,
         prefetch_tiles=pf,
         **_spin_kw(x),
+        SHIFTED=CLN_FWD_SHIFTED_SCAN,
+        EVEN=CLN_FWD_EVEN and p.num_cb == 1 and C == p.block_c and T % p.bt == 0,
+        OUT_FMA=CLN_FWD_OUT_FMA_16BIT and p.pairs != 0,
+        PACK=CLN_PACK_ASM and x.device.type == "cuda",
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
         **_pdl_kw(pdl),
@@ -2187,6 +2276,7 @@ def cln_backward(
         WAIT_FIRST=early,
         AFFINE_EARLY=CLN_BWD_AFFINE_EARLY,
         **_spin_kw(x),
+        PACK=CLN_PACK_ASM and x.device.type == "cuda",
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
         **_pdl_kw(pdl),
