@@ -100,8 +100,11 @@ def _direction_knobs(kernel: str) -> dict[str, object]:
     with its wait before its first load (``CLN_PDL_EARLY``), the backward with it after."""
     # CLN_TILE_EVICT, CLN_OUT_CACHE: none by default
     # CLN_FWD_AFFINE_EARLY, CLN_BWD_AFFINE_EARLY, CLN_SPIN_SLEEP_NS, CLN_SPIN_NEAREST (both
-    # directions), CLN_FWD_PACE_GBPS, CLN_FWD_PREFETCH: off by default.  (A constexpr left out
-    # here would be compiled as a runtime argument, both sides of its branches in the kernel.)
+    # directions), CLN_FWD_PACE_GBPS, CLN_FWD_PREFETCH, CLN_FWD_SHIFTED_SCAN: off by default;
+    # CLN_FWD_EVEN, CLN_FWD_OUT_FMA_16BIT, CLN_PACK_ASM: on where they apply (a full tile, a
+    # packed 16-bit tile on the GPU), off here; test_cln_kernels_compile_spin compiles them on.
+    # (A constexpr left out here would be compiled as a runtime argument, both sides of its
+    # branches in the kernel.)
     hints = {
         "LD_EV": "",
         "ST_CM": "",

@@ -55,14 +55,14 @@ SCHEDULES = {
     },
     # The forward's in-tile scan by shifted sums (CLN_FWD_SHIFTED_SCAN).
     "shifted-scan": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_FWD_SHIFTED_SCAN": True},
-    # Fewer instructions per value: full tiles without the M2 pass's select, the 16-bit output
-    # as one FMA, its packing by one paired conversion (GPU only).
-    "lean": {
+    # Without the defaults' fewer instructions per value (full tiles without the M2 pass's
+    # select, the 16-bit output as one FMA, its packing by one paired conversion).
+    "not-lean": {
         "CLN_GROUP": 2,
         "CLN_CHUNK": 2,
-        "CLN_FWD_EVEN": True,
-        "CLN_FWD_OUT_FMA_16BIT": True,
-        "CLN_PACK_ASM": True,
+        "CLN_FWD_EVEN": False,
+        "CLN_FWD_OUT_FMA_16BIT": False,
+        "CLN_PACK_ASM": False,
     },
     # Runs longer than a sequence: every tile takes the remainder (batch-interleaved) path.
     "runs-remainder": {"CLN_TICKET_RUN": 1 << 20},
@@ -459,7 +459,7 @@ def test_spin_leaves_the_output_unchanged(tdevice, dtype):
 def test_even_and_pack_leave_the_output_unchanged(tdevice, dtype):
     """Full tiles compiled without the M2 pass's select (``CLN_FWD_EVEN``) and the 16-bit
     outputs packed by paired conversions (``CLN_PACK_ASM``, GPU only) give bitwise the outputs
-    of the default forward and backward; the 16-bit output as one FMA
+    of the forward and backward without them; the 16-bit output as one FMA
     (``CLN_FWD_OUT_FMA_16BIT``) stays within the harness's tolerance of the float64 reference
     and changes no float32 bit.  T a multiple of every tile's frames, so the tiles are full."""
     from backends.triton import kernels as K
@@ -472,11 +472,12 @@ def test_even_and_pack_leave_the_output_unchanged(tdevice, dtype):
     g = torch.rand(C, device=tdevice) + 0.5
     b = torch.randn(C, device=tdevice)
     outs = {}
+    off = {"CLN_FWD_EVEN": False, "CLN_PACK_ASM": False, "CLN_FWD_OUT_FMA_16BIT": False}
     for name, kw in {
-        "default": {},
-        "even": {"CLN_FWD_EVEN": True},
-        "pack": {"CLN_PACK_ASM": True},
-        "fma": {"CLN_FWD_OUT_FMA_16BIT": True},
+        "default": off,
+        "even": {**off, "CLN_FWD_EVEN": True},
+        "pack": {**off, "CLN_PACK_ASM": True},
+        "fma": {**off, "CLN_FWD_OUT_FMA_16BIT": True},
     }.items():
         with knobs(K, kw):
             p = K._cln_plan(x, forward=True)

@@ -386,9 +386,17 @@ CLN_FWD_SHIFTED_SCAN = False
 #: ``CLN_PACK_ASM``: the 16-bit outputs (forward and backward) packed by one
 #: ``cvt.rn.bf16x2.f32`` / ``cvt.rn.f16x2.f32`` per two values instead of two conversions and a
 #: byte permute (the same bits; GPU only).
-CLN_FWD_EVEN = False
-CLN_FWD_OUT_FMA_16BIT = False
-CLN_PACK_ASM = False
+#: ptxas (sm_90, offline), instructions per thread of the affine forward at a 128 x 64 tile:
+#: bf16 3216 -> 2752, fp32 2072 -> 1992.  H200, bench.tune, two rounds in one call, us,
+#: default -> even / out fma / pack / all three (adopted): bf16 forward 49.0 -> 47.7 / 48.2 /
+#: 47.0 / 45.7 at (16, 512, 4000), 28.9 -> 27.8-27.9 / 28.4-28.5 / 28.0 / 26.8-26.9 at
+#: (4, 256, 16000), 29.0 -> 28.1 / 28.3-28.4 / 27.8 / 26.2-26.6 at (2, 128, 64000); bf16
+#: fwd+bwd 155.3 -> 150.2-150.9, 86.2 -> 84.2-84.5, 85.3-85.4 -> 82.0-82.1 with all three;
+#: fp32 within 0.5 us either way, the forward 0.1-0.5 us faster with all three
+#: (bench/results/nvidia-h200-s33d-tune-lean33-{1,2}.log).
+CLN_FWD_EVEN = True
+CLN_FWD_OUT_FMA_16BIT = True
+CLN_PACK_ASM = True
 #: Programmatic dependent launch (sm_90 and later) around the cLN kernels.  A cLN call is a
 #: chain of small launches around one large one: the scratch words zeroed, the kernel, and in
 #: the backward one or two column-sum launches.  Each boundary costs a launch ramp, and the
