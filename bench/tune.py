@@ -73,8 +73,6 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
             f"spin nearest sleep {ns}": {"CLN_SPIN_NEAREST": True, "CLN_SPIN_SLEEP_NS": ns}
             for ns in (100, 200, 500)
         },
-        # The forward's in-tile scan by shifted sums instead of Chan's rule at every step.
-        "shifted scan": {"CLN_FWD_SHIFTED_SCAN": True},
         # Fewer instructions per value: full tiles without the M2 pass's select, the 16-bit
         # output as one FMA, the 16-bit outputs packed by paired conversions, and all three.
         "fwd even": {"CLN_FWD_EVEN": True},

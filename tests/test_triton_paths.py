@@ -19,7 +19,6 @@ import pytest
 import torch
 from torch import Tensor
 
-import common
 from common.testing import assert_close
 from tests import harness
 
@@ -53,8 +52,6 @@ SCHEDULES = {
         "CLN_SPIN_NEAREST": True,
         "CLN_SPIN_SLEEP_NS": 200,
     },
-    # The forward's in-tile scan by shifted sums (CLN_FWD_SHIFTED_SCAN).
-    "shifted-scan": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_FWD_SHIFTED_SCAN": True},
     # Without the defaults' fewer instructions per value (full tiles without the M2 pass's
     # select, the 16-bit output as one FMA, its packing by one paired conversion).
     "not-lean": {
@@ -493,36 +490,6 @@ def test_even_and_pack_leave_the_output_unchanged(tdevice, dtype):
     else:
         ref, tol = harness.cln_oracle_tolerance(x.float(), g, b, dtype)
         assert_close("cln fwd 16-bit output FMA", outs["fma"][0], ref, tol)
-
-
-@pytest.mark.parametrize("case", ["dc1000", "ill-conditioned", "ramp"])
-def test_shifted_scan_is_stable(tdevice, case):
-    """The forward's in-tile scan by shifted sums (``CLN_FWD_SHIFTED_SCAN``, off by default)
-    meets the same tolerances as Chan's rule where E[x^2] - E[x]^2 fails: a DC offset of 1000
-    std, a frame of two nearly equal values (C = 1: the frames' means are all there is), and a
-    ramp of 1000 std over the sequence (the frame means of a tile far from its first one)."""
-    from backends.triton import kernels as K
-    from bench.tune import knobs
-
-    with knobs(K, {"CLN_FWD_SHIFTED_SCAN": True}):
-        if case == "dc1000":
-            err = harness.check_cln_forward(
-                "triton", tdevice, (2, 32, 200), torch.float32, True, dc=1000.0
-            )
-            assert err < 2.5e-4
-            return
-        if case == "ill-conditioned":
-            from tests.test_cln import _ill_conditioned_input
-
-            x, gamma, beta = _ill_conditioned_input(tdevice)
-        else:
-            g, _ = harness.new_generator()
-            x = harness.randn((2, 16, 640), torch.float32, torch.device("cpu"), g)
-            x = (x + 1000.0 * torch.linspace(0.0, 1.0, 640)).to(tdevice)
-            gamma, beta = harness._params(16, True, torch.float32, tdevice, g)
-        y = common.cln(x, gamma, beta, backend="triton")
-    ref, tol = harness.cln_oracle_tolerance(x, gamma, beta, torch.float32)
-    assert_close(f"cln fwd shifted scan {case}", y, ref, tol)
 
 
 def test_bwd_stagger_leaves_the_output_unchanged(tdevice):

@@ -366,12 +366,6 @@ CLN_FWD_PREFETCH = 0.0
 #: predecessors' data, and a sleeping waiter only wakes later.  Both off.
 CLN_SPIN_SLEEP_NS = 0
 CLN_SPIN_NEAREST = False
-#: The forward's in-tile scan over frames by shifted sums (``_shifted_scan``: one scan of
-#: additions, the tile's first frame mean as the shift) instead of Chan's rule at every step of
-#: the scan.  Why: at (2, 128, 64000) bf16 the forward without its scan, publication and
-#: group closing (ablation level 3) ran 3.9 us faster than with them and no statistics (level
-#: 2), 23.0 -> 19.1 us (bench/results/nvidia-h200-s33c-ablate-fwd.log).
-CLN_FWD_SHIFTED_SCAN = False
 #: Fewer instructions per value.  Why: ncu of the bf16 forward at (2, 128, 64000) has the SM
 #: schedulers issuing on 47 % of cycles with 2.7 warps each (0.26 for the loads and stores
 #: alone), about 24 instructions per value (ptxas: 3048 per thread of 128 values, 792 for the
@@ -784,31 +778,6 @@ def _add3(a0, b0, c0, a1, b1, c1):
 
 
 @triton.jit
-def _add4(a0, b0, c0, d0, a1, b1, c1, d1):
-    return a0 + a1, b0 + b1, c0 + c1, d0 + d1
-
-
-@triton.jit
-def _shifted_scan(fn, fm, fM, BT: tl.constexpr):
-    """The in-tile inclusive scan of the frames' (n, mean, M2) by shifted sums
-    (``CLN_FWD_SHIFTED_SCAN``): one scan of additions instead of Chan's rule at every step.
-
-    With K the tile's first frame mean and d_t = m_t - K (0 for padding frames): N = sum n_t,
-    S = sum n_t d_t, Q = sum n_t d_t^2, W = sum M_t; then mean = K + S / N and
-    M2 = W + (Q - S^2 / N).  Q - S^2 / N is the frames' between-mean sum of squares, and as K is
-    one of the m_t it is at least (N / n) (mean - K)^2 n, so Q is at most (frames + 1) times it:
-    the cancellation costs a factor of the tile's frame count (<= CLN_MAX_BT), never the DC
-    offset."""
-    lane = tl.arange(0, BT)
-    k0 = tl.sum(tl.where(lane == 0, fm, 0.0), axis=0)
-    d = tl.where(fn > 0, fm - k0, 0.0)
-    nd = fn * d
-    sn, ss, sq, sw = tl.associative_scan((fn, nd, nd * d, fM), 0, _add4)
-    inv = 1.0 / tl.maximum(sn, 1.0)
-    return sn, k0 + ss * inv, sw + tl.maximum(sq - ss * ss * inv, 0.0)
-
-
-@triton.jit
 def _sum3(a, b, c, FUSE: tl.constexpr):
     """The sums of three vectors over axis 0: one tuple reduction (``FUSE``) or three."""
     if FUSE:
@@ -1133,7 +1102,6 @@ def _cln_fwd_kernel(
     prefetch_tiles=0,
     SPIN: tl.constexpr = 0,
     NEAREST: tl.constexpr = False,
-    SHIFTED: tl.constexpr = False,
     EVEN: tl.constexpr = False,
     OUT_FMA: tl.constexpr = False,
     PACK: tl.constexpr = False,
@@ -1223,10 +1191,7 @@ def _cln_fwd_kernel(
     else:
         # Inclusive scan over frames; padding frames (n = 0) are identities, so the last
         # element is the tile aggregate.
-        if SHIFTED:
-            sn, sm, sM = _shifted_scan(fn, fm, fM, BT)
-        else:
-            sn, sm, sM = tl.associative_scan((fn, fm, fM), 0, _chan)
+        sn, sm, sM = tl.associative_scan((fn, fm, fM), 0, _chan)
         an, am, aM = _last3(sn, sm, sM, BT)
         tl.atomic_xchg(t_ptr + i, _pack_fwd(am, aM), sem="relaxed")
         if i % G == G - 1:
@@ -2200,7 +2165,6 @@ def cln_forward(
         PREFETCH=pf > 0,
         prefetch_tiles=pf,
         **_spin_kw(x),
-        SHIFTED=CLN_FWD_SHIFTED_SCAN,
         EVEN=CLN_FWD_EVEN and p.num_cb == 1 and C == p.block_c and T % p.bt == 0,
         OUT_FMA=CLN_FWD_OUT_FMA_16BIT and p.pairs != 0,
         PACK=CLN_PACK_ASM and x.device.type == "cuda",
