@@ -425,6 +425,31 @@ def test_prefetch_leaves_the_output_unchanged(tdevice, dtype):
             assert torch.equal(a, r)
 
 
+def _cln_under(
+    tdevice: torch.device,
+    dtype: torch.dtype,
+    gpu_shape: tuple[int, int, int],
+    variants: dict[object, dict[str, object]],
+) -> tuple[tuple[Tensor, Tensor, Tensor], dict[object, tuple[Tensor, ...]]]:
+    """One fresh draw ((x, gamma, beta); ``gpu_shape`` on the GPU, (2, 8, 64) under the
+    interpreter) and the Triton cLN forward + backward outputs under each knob set."""
+    from backends.triton import kernels as K
+    from bench.tune import knobs
+
+    shape = gpu_shape if tdevice.type == "cuda" else (2, 8, 64)
+    C = shape[1]
+    x = (torch.randn(shape, device=tdevice) + 0.5).to(dtype)
+    dy = torch.randn(shape, device=tdevice).to(dtype)
+    g = torch.rand(C, device=tdevice) + 0.5
+    b = torch.randn(C, device=tdevice)
+    outs = {}
+    for key, kw in variants.items():
+        with knobs(K, kw):
+            fwd = _triton_cln_fwd(K, x, g, b)
+            outs[key] = fwd + _triton_cln_bwd(K, dy, x, g, fwd[1], fwd[2])
+    return (x, g, b), outs
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 def test_spin_leaves_the_output_unchanged(tdevice, dtype):
     """Polls with a sleep between them and the nearest earlier tile's word first
@@ -434,19 +459,11 @@ def test_spin_leaves_the_output_unchanged(tdevice, dtype):
     from backends.triton import kernels as K
     from bench.tune import knobs
 
-    shape = (8, 64, 65536) if tdevice.type == "cuda" else (2, 8, 64)
-    C = shape[1]
-    x = (torch.randn(shape, device=tdevice) + 0.5).to(dtype)
-    dy = torch.randn(shape, device=tdevice).to(dtype)
-    g = torch.rand(C, device=tdevice) + 0.5
-    b = torch.randn(C, device=tdevice)
-    outs = {}
-    for ns, nearest in ((0, False), (0, True), (300, False), (300, True)):
-        with knobs(K, {"CLN_SPIN_SLEEP_NS": ns, "CLN_SPIN_NEAREST": nearest}):
-            fwd = _triton_cln_fwd(K, x, g, b)
-            outs[ns, nearest] = fwd + _triton_cln_bwd(K, dy, x, g, fwd[1], fwd[2])
-    for key in ((0, True), (300, False), (300, True)):
-        for a, r in zip(outs[key], outs[0, False], strict=True):
+    keys = ((0, False), (0, True), (300, False), (300, True))
+    variants = {k: {"CLN_SPIN_SLEEP_NS": k[0], "CLN_SPIN_NEAREST": k[1]} for k in keys}
+    (x, _, _), outs = _cln_under(tdevice, dtype, (8, 64, 65536), variants)
+    for key in keys[1:]:
+        for a, r in zip(outs[key], outs[keys[0]], strict=True):
             assert torch.equal(a, r), key
     with knobs(K, {"CLN_SPIN_SLEEP_NS": -1}), pytest.raises(ValueError, match="SLEEP"):
         K._spin_kw(x)
@@ -460,28 +477,17 @@ def test_even_and_pack_leave_the_output_unchanged(tdevice, dtype):
     (``CLN_FWD_OUT_FMA_16BIT``) stays within the harness's tolerance of the float64 reference
     and changes no float32 bit.  T a multiple of every tile's frames, so the tiles are full."""
     from backends.triton import kernels as K
-    from bench.tune import knobs
 
-    shape = (4, 128, 16384) if tdevice.type == "cuda" else (2, 8, 64)
-    C = shape[1]
-    x = (torch.randn(shape, device=tdevice) + 0.5).to(dtype)
-    dy = torch.randn(shape, device=tdevice).to(dtype)
-    g = torch.rand(C, device=tdevice) + 0.5
-    b = torch.randn(C, device=tdevice)
-    outs = {}
     off = {"CLN_FWD_EVEN": False, "CLN_PACK_ASM": False, "CLN_FWD_OUT_FMA_16BIT": False}
-    for name, kw in {
+    variants = {
         "default": off,
         "even": {**off, "CLN_FWD_EVEN": True},
         "pack": {**off, "CLN_PACK_ASM": True},
         "fma": {**off, "CLN_FWD_OUT_FMA_16BIT": True},
-    }.items():
-        with knobs(K, kw):
-            p = K._cln_plan(x, forward=True)
-            if name == "even":
-                assert C == p.block_c and shape[2] % p.bt == 0 and p.num_cb == 1
-            fwd = _triton_cln_fwd(K, x, g, b)
-            outs[name] = fwd + _triton_cln_bwd(K, dy, x, g, fwd[1], fwd[2])
+    }
+    (x, g, b), outs = _cln_under(tdevice, dtype, (4, 128, 16384), variants)
+    p = K._cln_plan(x, forward=True)
+    assert x.shape[1] == p.block_c and x.shape[2] % p.bt == 0 and p.num_cb == 1
     for name in ("even", "pack"):
         for a, r in zip(outs[name], outs["default"], strict=True):
             assert torch.equal(a, r), name
