@@ -498,6 +498,19 @@ def test_even_and_pack_leave_the_output_unchanged(tdevice, dtype):
         assert_close("cln fwd 16-bit output FMA", outs["fma"][0], ref, tol)
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_output_fma_at_a_dc_offset(tdevice, dtype):
+    """The 16-bit output as one FMA (``CLN_FWD_OUT_FMA_16BIT``, on by default), where x * r and
+    mean * r are large and nearly equal: a DC offset of 1000 std, at a T (256) that takes the
+    packed tiles, meets the harness's tolerance, and the knob is what the plan uses there."""
+    from backends.triton import kernels as K
+
+    shape = (2, 32, 256)
+    x = torch.empty(shape, dtype=dtype, device=tdevice)
+    assert K._cln_plan(x, forward=True).pairs != 0 and K.CLN_FWD_OUT_FMA_16BIT
+    harness.check_cln_forward("triton", tdevice, shape, dtype, True, dc=1000.0)
+
+
 def test_bwd_stagger_leaves_the_output_unchanged(tdevice):
     """The staggered backward's dx, dgamma and dbeta are bitwise those of the plain one; on the
     GPU at a grid of several waves with tiles by program id, where it is on (not with the
