@@ -79,6 +79,8 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "fwd16 out fma": {"CLN_FWD_OUT_FMA_16BIT": True},
         "pack asm": {"CLN_PACK_ASM": True},
         "lean": {"CLN_FWD_EVEN": True, "CLN_FWD_OUT_FMA_16BIT": True, "CLN_PACK_ASM": True},
+        # The forward's divisions by div.approx.f32 instead of div.full.f32 (not timed yet).
+        "fwd fast div": {"CLN_FWD_FAST_DIV": True},
         "no bwd stagger": {"CLN_BWD_STAGGER_NS": 0},
         **{
             f"stagger bwd {us}us": {"CLN_BWD_STAGGER_NS": us * 1000}

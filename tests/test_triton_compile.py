@@ -100,7 +100,7 @@ def _direction_knobs(kernel: str) -> dict[str, object]:
     with its wait before its first load (``CLN_PDL_EARLY``), the backward with it after."""
     # CLN_TILE_EVICT, CLN_OUT_CACHE: none by default
     # CLN_FWD_AFFINE_EARLY, CLN_BWD_AFFINE_EARLY, CLN_SPIN_SLEEP_NS, CLN_SPIN_NEAREST (both
-    # directions), CLN_FWD_PACE_GBPS, CLN_FWD_PREFETCH: off by default;
+    # directions), CLN_FWD_PACE_GBPS, CLN_FWD_PREFETCH, CLN_FWD_FAST_DIV: off by default;
     # CLN_FWD_EVEN, CLN_FWD_OUT_FMA_16BIT, CLN_PACK_ASM: on where they apply (a full tile, a
     # packed 16-bit tile on the GPU), off here; test_cln_kernels_compile_spin compiles them on.
     # (A constexpr left out here would be compiled as a runtime argument, both sides of its
@@ -115,6 +115,7 @@ def _direction_knobs(kernel: str) -> dict[str, object]:
     }
     if kernel == "_cln_fwd_kernel":
         fwd = {"PACE": False, "PREFETCH": False, "EVEN": False, "OUT_FMA": False, "PACK": False}
+        fwd["FAST_DIV"] = False
         return {"ABLATE": 0, "TIMELINE": True, "STAGGER": True, "GDC": True, **fwd, **hints}
     return {
         **hints,
@@ -191,8 +192,9 @@ def test_cln_kernels_compile_spin(kernel, flags):
     const["TICKET_ATOMIC"] = False
     const.update(_direction_knobs(kernel), SPIN=250, NEAREST=True)
     if kernel == "_cln_fwd_kernel":
-        # and the forward's tiles without padding, its 16-bit output as one FMA
-        const.update(EVEN=True, OUT_FMA=True)
+        # and the forward's tiles without padding, its 16-bit output as one FMA, its divisions
+        # by div.approx.f32
+        const.update(EVEN=True, OUT_FMA=True, FAST_DIV=True)
     const["PACK"] = True  # the 16-bit outputs packed by paired conversions
     _compile(kernel, ints, const, num_warps=2 if kernel == "_cln_fwd_kernel" else 4, dtype="bf16")
 

@@ -19,6 +19,7 @@ import pytest
 import torch
 from torch import Tensor
 
+import common
 from common.testing import assert_close
 from tests import harness
 
@@ -509,6 +510,35 @@ def test_output_fma_at_a_dc_offset(tdevice, dtype):
     x = torch.empty(shape, dtype=dtype, device=tdevice)
     assert K._cln_plan(x, forward=True).pairs != 0 and K.CLN_FWD_OUT_FMA_16BIT
     harness.check_cln_forward("triton", tdevice, shape, dtype, True, dc=1000.0)
+
+
+@pytest.mark.parametrize("case", ["plain", "dc1000", "ill-conditioned", "streaming"])
+def test_fast_div_within_tolerance(tdevice, case):
+    """The forward's divisions by ``div.approx.f32`` (``CLN_FWD_FAST_DIV``, off by default; GPU
+    only, the interpreter divides as before) meet the harness's tolerances: fp32 and bf16, a
+    DC offset of 1000 std, a frame of two nearly equal values, and streaming state."""
+    from backends.triton import kernels as K
+    from bench.tune import knobs
+    from tests.test_cln import _ill_conditioned_input
+
+    with knobs(K, {"CLN_FWD_FAST_DIV": True}):
+        if case == "plain":
+            shape = (4, 64, 4096) if tdevice.type == "cuda" else (2, 8, 64)
+            for dtype in (torch.float32, torch.bfloat16):
+                harness.check_cln_forward("triton", tdevice, shape, dtype, True)
+        elif case == "dc1000":
+            err = harness.check_cln_forward(
+                "triton", tdevice, (2, 32, 256), torch.float32, True, dc=1000.0
+            )
+            assert err < 2.5e-4
+        elif case == "ill-conditioned":
+            x, gamma, beta = _ill_conditioned_input(tdevice)
+            y = common.cln(x, gamma, beta, backend="triton")
+            ref, tol = harness.cln_oracle_tolerance(x, gamma, beta, torch.float32)
+            assert_close("cln fwd fast div ill-conditioned", y, ref, tol)
+        else:
+            shape = (2, 16, 300) if tdevice.type == "cuda" else (1, 4, 40)
+            harness.check_cln_streaming("triton", tdevice, shape, torch.float32)
 
 
 def test_bwd_stagger_leaves_the_output_unchanged(tdevice):

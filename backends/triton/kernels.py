@@ -392,6 +392,13 @@ CLN_SPIN_NEAREST = False
 CLN_FWD_EVEN = True
 CLN_FWD_OUT_FMA_16BIT = True
 CLN_PACK_ASM = True
+#: The forward's divisions (its 42 per thread at a packed bf16 128 x 64 tile: Chan's weights in
+#: the scan and the prefix folds, the frame means, M2 / n and 1 / sqrt) as ``div.approx.f32``
+#: instead of the ``div.full.f32`` that ``/`` compiles to, whose range scaling (two FMULs by
+#: 0.25 and 2^24 and their tests) costs about 7 instructions each.  The same 2-ulp accuracy:
+#: every divisor here (counts, n_t, sqrt(M2 / n + eps)) lies in the range where the two agree.
+#: Built, not timed (no device time was left in session 33; GPU only).
+CLN_FWD_FAST_DIV = False
 #: Programmatic dependent launch (sm_90 and later) around the cLN kernels.  A cLN call is a
 #: chain of small launches around one large one: the scratch words zeroed, the kernel, and in
 #: the backward one or two column-sum launches.  Each boundary costs a launch ramp, and the
@@ -545,16 +552,44 @@ def _chan(na, ma, Ma, nb, mb, Mb):
 
     ``w`` divides by max(n, 1) so that two empty partitions (padding frames, n = 0) merge to
     an empty one instead of NaN; an empty partition (n = 0, mean 0, M2 0) is then an exact
-    identity on either side.
+    identity on either side.  Explicit fma: every inlined copy rounds the same way (no
+    contraction choices left).  ``where``: an empty left partition is an exact identity even
+    where nb / nb is not exactly 1 (approximate division on the GPU); M is then 0 + Mb exactly
+    (na = 0).  (``_chan_div``: the same with the division chosen.)
     """
+    return _chan_div(na, ma, Ma, nb, mb, Mb, False)
+
+
+# Inline PTX of ``_fdiv`` (``CLN_FWD_FAST_DIV``): the division without ``div.full``'s range
+# scaling (max 2 ulp for divisors in [2^-126, 2^126]: every count and every n_t + eps here).
+_PTX_DIV_APPROX = tl.constexpr("div.approx.f32 $0, $1, $2;")
+
+
+@triton.jit
+def _fdiv(a, b, FAST: tl.constexpr):
+    """a / b: ``div.approx.f32`` where ``FAST`` (the GPU, ``CLN_FWD_FAST_DIV``), else ``/``."""
+    if FAST:
+        return tl.inline_asm_elementwise(
+            _PTX_DIV_APPROX, "=f,f,f", [a, b], dtype=tl.float32, is_pure=True, pack=1
+        )
+    else:
+        return a / b
+
+
+@triton.jit
+def _chan_div(na, ma, Ma, nb, mb, Mb, FAST: tl.constexpr):
+    """``_chan`` with its division by ``_fdiv``."""
     n = na + nb
     d = mb - ma
-    w = nb / tl.maximum(n, 1.0)
-    # Explicit fma: every inlined copy rounds the same way (no contraction choices left).
-    # ``where``: an empty left partition is an exact identity even where nb / nb is not
-    # exactly 1 (approximate division on the GPU); M is then 0 + Mb exactly (na = 0).
+    w = _fdiv(nb, tl.maximum(n, 1.0), FAST)
     m = tl.where(na == 0, mb, tl.fma(d, w, ma))
     return n, m, tl.fma(d * d * na, w, Ma + Mb)
+
+
+@triton.jit
+def _chan_fast(na, ma, Ma, nb, mb, Mb):
+    """``_chan`` by ``div.approx.f32`` (a combine function: no constexpr arguments)."""
+    return _chan_div(na, ma, Ma, nb, mb, Mb, True)
 
 
 @triton.jit
@@ -715,23 +750,28 @@ def _ticket(scr_ptr, B, NTB, REVERSE: tl.constexpr, RUN: tl.constexpr, ATOMIC: t
 # cLN forward
 # ============================================================================================
 @triton.jit
-def _fwd_fold_words(pn, pm, pM, w, need, wn):
+def _fwd_fold_words(pn, pm, pM, w, need, wn, FAST: tl.constexpr):
     """Fold a vector of forward words (counts ``wn``) onto the prefix, in a fixed tree."""
     wm, wM = _unpack_fwd(w)
     wn = tl.where(need, wn, 0.0)
     wm = tl.where(need, wm, 0.0)
     wM = tl.where(need, wM, 0.0)
-    cn, cm, cM = tl.reduce((wn, wm, wM), 0, _chan)
-    return _chan(pn, pm, pM, cn, cm, cM)
+    if FAST:
+        cn, cm, cM = tl.reduce((wn, wm, wM), 0, _chan_fast)
+    else:
+        cn, cm, cM = tl.reduce((wn, wm, wM), 0, _chan)
+    return _chan_div(pn, pm, pM, cn, cm, cM, FAST)
 
 
 @triton.jit
-def _fwd_close_group(t_ptr, g_ptr, i, C, BT: tl.constexpr, G: tl.constexpr, SPIN: tl.constexpr):
+def _fwd_close_group(
+    t_ptr, g_ptr, i, C, BT: tl.constexpr, G: tl.constexpr, SPIN: tl.constexpr, FAST: tl.constexpr
+):
     """Tile i closes its group: reduce the group's G aggregates and publish the group word."""
     lane = tl.arange(0, G)
     w = _spin_load(t_ptr, i - (G - 1) + lane, lane >= 0, True, SPIN)
     z = tl.zeros([], tl.float32)
-    n, m, M = _fwd_fold_words(z, z, z, w, lane >= 0, C * 1.0 * BT)
+    n, m, M = _fwd_fold_words(z, z, z, w, lane >= 0, C * 1.0 * BT, FAST)
     tl.atomic_xchg(g_ptr + i // G, _pack_fwd(m, M), sem="relaxed")
 
 
@@ -748,6 +788,7 @@ def _fwd_prefix(
     G: tl.constexpr,
     CHUNK: tl.constexpr,
     SPIN: tl.constexpr,
+    FAST: tl.constexpr,
 ):
     """Exclusive prefix (count, mean, M2) of tile i: state, earlier groups, earlier tiles of
     its group (every tile before i is a full tile of C * BT values).
@@ -765,12 +806,12 @@ def _fwd_prefix(
         j = c0 + lane
         need = j < gi
         w = _spin_load(g_ptr, j, need, True, SPIN)
-        pn, pm, pM = _fwd_fold_words(pn, pm, pM, w, need, C * 1.0 * BT * G)
+        pn, pm, pM = _fwd_fold_words(pn, pm, pM, w, need, C * 1.0 * BT * G, FAST)
     lane_g = tl.arange(0, G)
     j = gi * G + lane_g
     need = j < i
     w = _spin_load(t_ptr, j, need, True, SPIN)
-    return _fwd_fold_words(pn, pm, pM, w, need, C * 1.0 * BT)
+    return _fwd_fold_words(pn, pm, pM, w, need, C * 1.0 * BT, FAST)
 
 
 @triton.jit
@@ -1106,6 +1147,7 @@ def _cln_fwd_kernel(
     EVEN: tl.constexpr = False,
     OUT_FMA: tl.constexpr = False,
     PACK: tl.constexpr = False,
+    FAST_DIV: tl.constexpr = False,
 ):
     b, i, j, s0, s1 = _tile_start(
         scr_ptr, B, NTB, stagger_ns, stagger_w, False, RUN, TICKET_ATOMIC, STAGGER, TIMELINE, GDC,
@@ -1159,7 +1201,7 @@ def _cln_fwd_kernel(
             fm = tl.zeros([BT], tl.float32)
             fM = fn
         else:
-            fm = tl.sum(x, axis=0) / C
+            fm = _fdiv(tl.sum(x, axis=0), C * 1.0, FAST_DIV)
             if PAIRS != 0:
                 x = _unpack_tile(xw, PAIRS, ASM)
             if EVEN:  # no padding in the tile: the mask would select every value
@@ -1192,11 +1234,14 @@ def _cln_fwd_kernel(
     else:
         # Inclusive scan over frames; padding frames (n = 0) are identities, so the last
         # element is the tile aggregate.
-        sn, sm, sM = tl.associative_scan((fn, fm, fM), 0, _chan)
+        if FAST_DIV:
+            sn, sm, sM = tl.associative_scan((fn, fm, fM), 0, _chan_fast)
+        else:
+            sn, sm, sM = tl.associative_scan((fn, fm, fM), 0, _chan)
         an, am, aM = _last3(sn, sm, sM, BT)
         tl.atomic_xchg(t_ptr + i, _pack_fwd(am, aM), sem="relaxed")
         if i % G == G - 1:
-            _fwd_close_group(t_ptr, g_ptr, i, C, BT, G, SPIN)
+            _fwd_close_group(t_ptr, g_ptr, i, C, BT, G, SPIN, FAST_DIV)
     if TIMELINE:
         s2 = _stamp(aM)
     # gamma / beta read before the prefix wait (``CLN_FWD_AFFINE_EARLY``): their L2 round trip
@@ -1211,15 +1256,15 @@ def _cln_fwd_kernel(
     else:
         if NEAREST:  # the nearest earlier tile's word first (tile 0: its own, published)
             _spin_word(t_ptr + tl.maximum(i - 1, 0), True, SPIN)
-        pn, pm, pM = _fwd_prefix(t_ptr, g_ptr, i, C, cnt0, m0, M0, BT, G, CHUNK, SPIN)
+        pn, pm, pM = _fwd_prefix(t_ptr, g_ptr, i, C, cnt0, m0, M0, BT, G, CHUNK, SPIN, FAST_DIV)
     if TIMELINE:
         s3 = _stamp(pM)
 
     # ---- per-frame final statistics and the output ----------------------------------
-    inn, inm, inM = _chan(pn, pm, pM, an, am, aM)
+    inn, inm, inM = _chan_div(pn, pm, pM, an, am, aM, FAST_DIV)
     tl.store(m2_ptr + b, inM, mask=i == NTB - 1)
-    n_t, m_t, M_t = _chan(pn, pm, pM, sn, sm, sM)
-    r_t = 1.0 / tl.sqrt(M_t / tl.maximum(n_t, 1.0) + eps)
+    n_t, m_t, M_t = _chan_div(pn, pm, pM, sn, sm, sM, FAST_DIV)
+    r_t = _fdiv(1.0, tl.sqrt(_fdiv(M_t, tl.maximum(n_t, 1.0), FAST_DIV) + eps), FAST_DIV)
     st_offs = b64 * T + offs_t
     tl.store(mean_ptr + st_offs, m_t, mask=tmask)
     tl.store(rstd_ptr + st_offs, r_t, mask=tmask)
@@ -2169,6 +2214,7 @@ def cln_forward(
         EVEN=CLN_FWD_EVEN and p.num_cb == 1 and C == p.block_c and T % p.bt == 0,
         OUT_FMA=CLN_FWD_OUT_FMA_16BIT and p.pairs != 0,
         PACK=CLN_PACK_ASM and x.device.type == "cuda",
+        FAST_DIV=CLN_FWD_FAST_DIV and x.device.type == "cuda",
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
         **_pdl_kw(pdl),
