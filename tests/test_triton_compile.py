@@ -181,14 +181,16 @@ def test_cln_forward_compiles_paced():
     _compile("_cln_fwd_kernel", ints, const, num_warps=2, dtype="bf16")
 
 
+@pytest.mark.parametrize("dtype, pairs", [("bf16", 1), ("fp16", 2)])
 @pytest.mark.parametrize("kernel, flags", KERNELS, ids=["fwd", "bwd"])
-def test_cln_kernels_compile_spin(kernel, flags):
+def test_cln_kernels_compile_spin(kernel, flags, dtype, pairs):
     """The polls with a nanosleep between them and the nearest earlier tile's word first
     (``CLN_SPIN_SLEEP_NS``, ``CLN_SPIN_NEAREST``, off by default; the sleep is inline PTX) at a
-    target shape's packed bf16 tile."""
+    target shape's packed 16-bit tile, with the other inline-PTX knobs on (each 16-bit kind's
+    paired conversion, ``CLN_PACK_ASM``; the forward's ``div.approx``)."""
     ints = {"B": 2, "C": 128, "T": 64000, "NTB": 1000, "NG": 8}
     tile = dict(BLOCK_C=128, BT=64, NUM_CB=1, SCR_OFF=16)
-    const = {**flags, **tile, "G": 128, "CHUNK": 128, "RUN": 1, "PAIRS": 1, "ASM": True}
+    const = {**flags, **tile, "G": 128, "CHUNK": 128, "RUN": 1, "PAIRS": pairs, "ASM": True}
     const["TICKET_ATOMIC"] = False
     const.update(_direction_knobs(kernel), SPIN=250, NEAREST=True)
     if kernel == "_cln_fwd_kernel":
@@ -196,7 +198,7 @@ def test_cln_kernels_compile_spin(kernel, flags):
         # by div.approx.f32
         const.update(EVEN=True, OUT_FMA=True, FAST_DIV=True)
     const["PACK"] = True  # the 16-bit outputs packed by paired conversions
-    _compile(kernel, ints, const, num_warps=2 if kernel == "_cln_fwd_kernel" else 4, dtype="bf16")
+    _compile(kernel, ints, const, num_warps=2 if kernel == "_cln_fwd_kernel" else 4, dtype=dtype)
 
 
 @pytest.mark.parametrize("dtype, pairs", [("fp32", 0), ("bf16", 1)])
