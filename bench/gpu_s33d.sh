@@ -3,7 +3,7 @@
 # all off by default): their GPU tests first, then two rounds of bench.tune, forward and
 # fwd+bwd.
 #   OUT=out SKIP_CUDA_BUILD=1 bash bench/gpu_s33d.sh
-# (As run at 633ceac's parent: the tests' "lean" schedule is now "not-lean" (the knobs are on by
+# (As run at ac6971d: the tests' "lean" schedule is now "not-lean" (the knobs are on by
 # default), and the "shifted" tests went with CLN_FWD_SHIFTED_SCAN; the call's tests were
 # killed at the 120-s limit after 5 passed.)
 set -uo pipefail
