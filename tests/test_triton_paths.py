@@ -467,7 +467,7 @@ def test_spin_leaves_the_output_unchanged(tdevice, dtype):
         for a, r in zip(outs[key], outs[keys[0]], strict=True):
             assert torch.equal(a, r), key
     with knobs(K, {"CLN_SPIN_SLEEP_NS": -1}), pytest.raises(ValueError, match="SLEEP"):
-        K._spin_kw(x)
+        K._shared_kw(x)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)

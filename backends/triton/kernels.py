@@ -2116,13 +2116,15 @@ def _pace_ps(x: Tensor, p: _ClnPlan, atomic: bool, early: bool) -> int:
     return max(1, round(tile_bytes * 1000.0 / CLN_FWD_PACE_GBPS))
 
 
-def _spin_kw(x: Tensor) -> dict[str, object]:
-    """The cLN kernels' polling arguments (``CLN_SPIN_SLEEP_NS``, ``CLN_SPIN_NEAREST``); the
-    sleep is inline PTX, so the interpreter polls without it."""
+def _shared_kw(x: Tensor) -> dict[str, object]:
+    """The arguments both cLN kernels take alike: their polling (``CLN_SPIN_SLEEP_NS``,
+    ``CLN_SPIN_NEAREST``) and their 16-bit outputs' packing (``CLN_PACK_ASM``).  The sleep and
+    the packing are inline PTX, so under the interpreter neither is used."""
     if not 0 <= CLN_SPIN_SLEEP_NS < 2**20:
         raise ValueError(f"CLN_SPIN_SLEEP_NS must be in [0, 2**20) ns, got {CLN_SPIN_SLEEP_NS}")
-    sleep = int(CLN_SPIN_SLEEP_NS) if x.device.type == "cuda" else 0
-    return {"SPIN": sleep, "NEAREST": bool(CLN_SPIN_NEAREST)}
+    gpu = x.device.type == "cuda"
+    sleep = int(CLN_SPIN_SLEEP_NS) if gpu else 0
+    return {"SPIN": sleep, "NEAREST": bool(CLN_SPIN_NEAREST), "PACK": CLN_PACK_ASM and gpu}
 
 
 def _prefetch_tiles(x: Tensor, p: _ClnPlan, atomic: bool) -> int:
@@ -2212,10 +2214,9 @@ def cln_forward(
         stamp_idx=n_scr,
         PREFETCH=pf > 0,
         prefetch_tiles=pf,
-        **_spin_kw(x),
+        **_shared_kw(x),
         EVEN=CLN_FWD_EVEN and p.num_cb == 1 and C == p.block_c and T % p.bt == 0,
         OUT_FMA=CLN_FWD_OUT_FMA_16BIT and p.pairs != 0,
-        PACK=CLN_PACK_ASM and x.device.type == "cuda",
         FAST_DIV=CLN_FWD_FAST_DIV and x.device.type == "cuda",
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
@@ -2296,8 +2297,7 @@ def cln_backward(
         ST_CM=CLN_OUT_CACHE,
         WAIT_FIRST=early,
         AFFINE_EARLY=CLN_BWD_AFFINE_EARLY,
-        **_spin_kw(x),
-        PACK=CLN_PACK_ASM and x.device.type == "cuda",
+        **_shared_kw(x),
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
         **_pdl_kw(pdl),
