@@ -79,8 +79,25 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "fwd16 out fma": {"CLN_FWD_OUT_FMA_16BIT": True},
         "pack asm": {"CLN_PACK_ASM": True},
         "lean": {"CLN_FWD_EVEN": True, "CLN_FWD_OUT_FMA_16BIT": True, "CLN_PACK_ASM": True},
-        # The forward's divisions by div.approx.f32 instead of div.full.f32 (not timed yet).
+        # The forward's divisions by div.approx.f32 instead of div.full.f32.
         "fwd fast div": {"CLN_FWD_FAST_DIV": True},
+        # The 16-bit backward's dx by two FMAs after the product, its dy unpacked once for both
+        # channel sums and once for both partials, the backward's divisions by div.approx.f32;
+        # all three; and all three with the forward's.
+        "bwd16 dx fma": {"CLN_BWD_DX_FMA_16BIT": True},
+        "bwd16 share": {"CLN_BWD_SHARE_16BIT": True},
+        "bwd fast div": {"CLN_BWD_FAST_DIV": True},
+        "bwd lean": {
+            "CLN_BWD_DX_FMA_16BIT": True,
+            "CLN_BWD_SHARE_16BIT": True,
+            "CLN_BWD_FAST_DIV": True,
+        },
+        "bwd lean fwd fast div": {
+            "CLN_BWD_DX_FMA_16BIT": True,
+            "CLN_BWD_SHARE_16BIT": True,
+            "CLN_BWD_FAST_DIV": True,
+            "CLN_FWD_FAST_DIV": True,
+        },
         "no bwd stagger": {"CLN_BWD_STAGGER_NS": 0},
         **{
             f"stagger bwd {us}us": {"CLN_BWD_STAGGER_NS": us * 1000}

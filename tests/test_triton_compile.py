@@ -117,8 +117,12 @@ def _direction_knobs(kernel: str) -> dict[str, object]:
         fwd = {"PACE": False, "PREFETCH": False, "EVEN": False, "OUT_FMA": False, "PACK": False}
         fwd["FAST_DIV"] = False
         return {"ABLATE": 0, "TIMELINE": True, "STAGGER": True, "GDC": True, **fwd, **hints}
+    # CLN_BWD_DX_FMA_16BIT, CLN_BWD_SHARE_16BIT, CLN_BWD_FAST_DIV: off
+    # by default; test_cln_kernels_compile_spin compiles them on.
+    bwd = {"DX_FMA": False, "SHARE": False, "FAST_DIV": False}
     return {
         **hints,
+        **bwd,
         "PACK": False,
         "GDC": True,
         "OVERLAP": True,
@@ -187,7 +191,8 @@ def test_cln_kernels_compile_spin(kernel, flags, dtype, pairs):
     """The polls with a nanosleep between them and the nearest earlier tile's word first
     (``CLN_SPIN_SLEEP_NS``, ``CLN_SPIN_NEAREST``, off by default; the sleep is inline PTX) at a
     target shape's packed 16-bit tile, with the other inline-PTX knobs on (each 16-bit kind's
-    paired conversion, ``CLN_PACK_ASM``; the forward's ``div.approx``)."""
+    paired conversion, ``CLN_PACK_ASM``; both directions' ``div.approx``) and the other
+    knobs that cut instructions per value on."""
     ints = {"B": 2, "C": 128, "T": 64000, "NTB": 1000, "NG": 8}
     tile = dict(BLOCK_C=128, BT=64, NUM_CB=1, SCR_OFF=16)
     const = {**flags, **tile, "G": 128, "CHUNK": 128, "RUN": 1, "PAIRS": pairs, "ASM": True}
@@ -197,6 +202,9 @@ def test_cln_kernels_compile_spin(kernel, flags, dtype, pairs):
         # and the forward's tiles without padding, its 16-bit output as one FMA, its divisions
         # by div.approx.f32
         const.update(EVEN=True, OUT_FMA=True, FAST_DIV=True)
+    else:
+        # and the backward's dx by FMAs, its unpackings shared, its divisions by div.approx.f32
+        const.update(DX_FMA=True, SHARE=True, FAST_DIV=True)
     const["PACK"] = True  # the 16-bit outputs packed by paired conversions
     _compile(kernel, ints, const, num_warps=2 if kernel == "_cln_fwd_kernel" else 4, dtype=dtype)
 

@@ -541,6 +541,80 @@ def test_fast_div_within_tolerance(tdevice, case):
             harness.check_cln_streaming("triton", tdevice, shape, torch.float32)
 
 
+# The 16-bit backward's cuts of instructions per value (off by default; FAST_DIV GPU only):
+# alone and together.
+BWD16_LEAN = {
+    "dx-fma": {"CLN_BWD_DX_FMA_16BIT": True},
+    "share": {"CLN_BWD_SHARE_16BIT": True},
+    "fast-div": {"CLN_BWD_FAST_DIV": True},
+    "all": {
+        "CLN_BWD_DX_FMA_16BIT": True,
+        "CLN_BWD_SHARE_16BIT": True,
+        "CLN_BWD_FAST_DIV": True,
+    },
+}
+_BWD16_OFF = {k: False for kw in BWD16_LEAN.values() for k in kw}
+
+
+@pytest.mark.parametrize(
+    "name, dc",
+    [(n, 1000.0) for n in BWD16_LEAN] + [("all", 0.0), ("all", 30.0)],
+    ids=str,
+)
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_backward_lean_16bit(tdevice, monkeypatch, name, dc, dtype):
+    """The packed 16-bit backward with fewer instructions per value (``CLN_BWD_DX_FMA_16BIT``,
+    ``CLN_BWD_SHARE_16BIT``, ``CLN_BWD_FAST_DIV``) meets the
+    harness's tolerances, and adds no error visible beside the kernel without them: on one
+    draw, each gradient's error against the float64 oracle stays within 10 % of that
+    kernel's (whose error is the 16-bit rounding of the outputs), up to DC offsets of 1000 std
+    where the FMAs' terms are largest."""
+    from backends.triton import kernels as K
+    from bench.tune import knobs
+
+    shape = (4, 128, 4096) if tdevice.type == "cuda" else (2, 8, 64)
+    assert K._cln_plan(torch.empty(shape, dtype=dtype, device=tdevice), forward=False).pairs
+    seed = harness.new_generator()[1]  # the same draw for both kernels
+    monkeypatch.setattr(
+        harness, "new_generator", lambda: (torch.Generator().manual_seed(seed), seed)
+    )
+    errs = {}
+    for key, kw in (("off", _BWD16_OFF), (name, {**_BWD16_OFF, **BWD16_LEAN[name]})):
+        with knobs(K, kw):
+            errs[key] = harness.check_cln_backward("triton", tdevice, shape, dtype, True, dc=dc)
+    for out, err in errs[name].items():
+        assert err <= 1.1 * errs["off"][out] + 1e-6, (out, err, errs["off"][out], seed)
+
+
+def test_backward_lean_16bit_leaves_fp32_unchanged(tdevice):
+    """The 16-bit backward's cuts leave every float32 output bitwise unchanged (they apply to
+    packed tiles only; the fast division is tested with them)."""
+    lean = {k: v for k, v in BWD16_LEAN["all"].items() if k != "CLN_BWD_FAST_DIV"}
+    _, outs = _cln_under(tdevice, torch.float32, (4, 128, 4096), {0: _BWD16_OFF, 1: lean})
+    for a, r in zip(outs[1], outs[0], strict=True):
+        assert torch.equal(a, r)
+
+
+@pytest.mark.parametrize("case", ["plain", "dc1000", "streaming"])
+def test_bwd_fast_div_within_tolerance(tdevice, case):
+    """The backward's divisions by ``div.approx.f32`` (``CLN_BWD_FAST_DIV``, off by default; GPU
+    only, the interpreter divides as before) meet the harness's tolerances in float32: plain,
+    at a DC offset of 1000 std, and continuing a sequence (streaming state in)."""
+    from backends.triton import kernels as K
+    from bench.tune import knobs
+
+    shape = (4, 64, 4096) if tdevice.type == "cuda" else (2, 8, 64)
+    with knobs(K, {"CLN_BWD_FAST_DIV": True}):
+        if case == "plain":
+            harness.check_cln_backward("triton", tdevice, shape, torch.float32, True)
+        elif case == "dc1000":
+            harness.check_cln_backward("triton", tdevice, shape, torch.float32, True, dc=1000.0)
+        else:
+            harness.check_cln_backward(
+                "triton", tdevice, (2, 16, 300), torch.float32, True, history_frames=45
+            )
+
+
 def test_bwd_stagger_leaves_the_output_unchanged(tdevice):
     """The staggered backward's dx, dgamma and dbeta are bitwise those of the plain one; on the
     GPU at a grid of several waves with tiles by program id, where it is on (not with the

@@ -401,6 +401,30 @@ CLN_PACK_ASM = True
 #: BT 64, 2024 -> 1912 at BT 32 (NOTES 34.5).  Built, not timed (no device time was left in
 #: session 33; GPU only).
 CLN_FWD_FAST_DIV = False
+#: The 16-bit backward, counted the same way (ptxas, sm_90, offline; NOTES 35), had about 46
+#: instructions per position (x and dy): 2952 per thread at the packed bf16 128 x 32 tile over
+#: 2 warps, dy unpacked four times and x three.  Three cuts:
+#: ``CLN_BWD_DX_FMA_16BIT``: dx as ``fma(r, dy * gamma, fma(x, -S_b, c))`` with one
+#: ``c = K * S_b + P - S_a`` per frame, instead of ``r * dy * gamma - S_a - (x - K) * S_b + P``
+#: (two FADDs per value fewer).  Its extra error is float32's rounding of K * S_b, 2^-24 |K| S_b
+#: (relative to dx: 2^-24 |mean| r, as the forward's output FMA), within the tolerance, which
+#: grows with |mean| r.  float32 inputs keep the exact form.  (G2 as sum(gd * x) - mean * G1 as
+#: well, 112 fewer again, was dropped: with this FMA a frame of equal values, r = 1 / sqrt(eps),
+#: gave dx errors of 448 at a DC offset of 1000 std, NOTES 35.)
+#: ``CLN_BWD_SHARE_16BIT``: dy unpacked once for both channel sums (gd = dy * gamma feeds G1
+#: and G2, one tuple reduction) and once for both late partials (dgamma and dbeta, one tuple
+#: reduction) instead of once per sum.  The exact forms; different roundings (gd * (x - mean)
+#: instead of dy * (x - mean) * gamma).
+#: ``CLN_BWD_FAST_DIV``: the backward's two divisions per frame (a = r G1 / n, b = r^2 G2 / n)
+#: by ``div.approx.f32``, as ``CLN_FWD_FAST_DIV`` the forward's (GPU only).
+#: Instructions per thread, default -> dx fma / share / fast div / all three: bf16 128 x 32
+#: over 2 warps (C = 128) 2952 -> 2816 / 2816 / 2896 / 2656; 256 x 32 and 512 x 16 over 4
+#: warps 2856 -> 2720-2728 / 2736-2744 / 2816 / 2568; no spills, 167-168 registers; fp16
+#: 2936-3040 -> 2632-2720 with all three; fp32 (fast div only) 2248-2320 -> 16 fewer.  Not timed
+#: yet.
+CLN_BWD_DX_FMA_16BIT = False
+CLN_BWD_SHARE_16BIT = False
+CLN_BWD_FAST_DIV = False
 #: Programmatic dependent launch (sm_90 and later) around the cLN kernels.  A cLN call is a
 #: chain of small launches around one large one: the scratch words zeroed, the kernel, and in
 #: the backward one or two column-sum launches.  Each boundary costs a launch ramp, and the
@@ -819,6 +843,22 @@ def _fwd_prefix(
 @triton.jit
 def _add3(a0, b0, c0, a1, b1, c1):
     return a0 + a1, b0 + b1, c0 + c1
+
+
+@triton.jit
+def _add2(a0, b0, a1, b1):
+    return a0 + a1, b0 + b1
+
+
+@triton.jit
+def _sum2(a, b, AXIS: tl.constexpr, FUSE: tl.constexpr):
+    """The sums of two tiles over ``AXIS``: one tuple reduction (``FUSE``) or two."""
+    if FUSE:
+        sa, sb = tl.reduce((a, b), AXIS, _add2)
+    else:
+        sa = tl.sum(a, axis=AXIS)
+        sb = tl.sum(b, axis=AXIS)
+    return sa, sb
 
 
 @triton.jit
@@ -1396,11 +1436,14 @@ def _bwd_late_partials(
     HAS_DB: tl.constexpr,
     PAIRS: tl.constexpr,
     ASM: tl.constexpr,
+    SHARE: tl.constexpr = False,
+    FUSE: tl.constexpr = False,
 ):
     """A tile's dgamma / dbeta partials (one channel block, channels ``offs_c``) after its
     publication (``CLN_BWD_LATE_PARTIALS``) from x and dy as the kernel holds them: packed
-    words (``PAIRS``, unpacked afresh here) or float32 tiles."""
-    if PAIRS != 0:
+    words (``PAIRS``, unpacked afresh here: dy once for both sums where ``SHARE``, see
+    ``CLN_BWD_SHARE_16BIT``) or float32 tiles."""
+    if PAIRS != 0 and not SHARE:
         if HAS_DB:
             tl.store(
                 dbp_ptr + prow + offs_c, tl.sum(_unpack_tile(dyt, PAIRS, ASM), axis=1), mask=cmask
@@ -1408,12 +1451,31 @@ def _bwd_late_partials(
         if HAS_DG:
             u = _unpack_tile(dyt, PAIRS, ASM) * (_unpack_tile(xt, PAIRS, ASM) - mu[None, :])
             tl.store(dgp_ptr + prow + offs_c, tl.sum(u * r[None, :], axis=1), mask=cmask)
-    else:
+    elif not SHARE:
         if HAS_DG:
             u = dyt * (xt - mu[None, :])
             tl.store(dgp_ptr + prow + offs_c, tl.sum(u * r[None, :], axis=1), mask=cmask)
         if HAS_DB:
             tl.store(dbp_ptr + prow + offs_c, tl.sum(dyt, axis=1), mask=cmask)
+    else:
+        if PAIRS != 0:
+            dy = _unpack_tile(dyt, PAIRS, ASM)
+        else:
+            dy = dyt
+        if HAS_DG:
+            if PAIRS != 0:
+                x = _unpack_tile(xt, PAIRS, ASM)
+            else:
+                x = xt
+            ug = dy * (x - mu[None, :]) * r[None, :]
+            if HAS_DB:
+                sdg, sdb = _sum2(ug, dy, 1, FUSE)
+                tl.store(dgp_ptr + prow + offs_c, sdg, mask=cmask)
+                tl.store(dbp_ptr + prow + offs_c, sdb, mask=cmask)
+            else:
+                tl.store(dgp_ptr + prow + offs_c, tl.sum(ug, axis=1), mask=cmask)
+        elif HAS_DB:
+            tl.store(dbp_ptr + prow + offs_c, tl.sum(dy, axis=1), mask=cmask)
 
 
 @triton.jit
@@ -1465,6 +1527,9 @@ def _cln_bwd_kernel(
     SPIN: tl.constexpr = 0,
     NEAREST: tl.constexpr = False,
     PACK: tl.constexpr = False,
+    DX_FMA: tl.constexpr = False,
+    SHARE: tl.constexpr = False,
+    FAST_DIV: tl.constexpr = False,
 ):
     # Tickets from the last tile backwards: a tile waits only on later tiles (smaller tickets).
     b, i, j, s0, s1 = _tile_start(
@@ -1514,6 +1579,22 @@ def _cln_bwd_kernel(
             # Diagnostic: the tile is loaded and held as in the kernel, but not summed.
             G1 = tl.zeros([BT], tl.float32)
             G2 = tl.zeros([BT], tl.float32)
+        elif PAIRS != 0 and SHARE:
+            # dy unpacked once: gd = dy * gamma feeds both channel sums (CLN_BWD_SHARE_16BIT).
+            dy = _unpack_tile(dyw, PAIRS, ASM)
+            if HAS_GAMMA:
+                gam = tl.load(gamma_ptr + offs_c, mask=cmask, other=0.0).to(tl.float32)
+                gd = dy * gam[:, None]
+            else:
+                gd = dy
+            if HAS_DB and LATE == 0:
+                tl.store(dbp_ptr + prow + offs_c, tl.sum(dy, axis=1), mask=cmask)
+            xf = _unpack_tile(xw, PAIRS, ASM)
+            G1, G2 = _sum2(gd, gd * (xf - mu[None, :]), 0, FUSE)
+            G2 = r * G2
+            if HAS_DG and LATE == 0:
+                u = dy * (xf - mu[None, :])
+                tl.store(dgp_ptr + prow + offs_c, tl.sum(u * r[None, :], axis=1), mask=cmask)
         elif PAIRS != 0:
             # dy's sums first, then u from fresh unpackings: at most one float32 tile is live
             # beside the words.
@@ -1568,8 +1649,8 @@ def _cln_bwd_kernel(
                 tl.store(dbp_ptr + prow + cc, tl.sum(dyb, axis=1), mask=cmask)
         G2 = r * G2
 
-    a = r * G1 / n_t
-    bq = r * r * G2 / n_t
+    a = _fdiv(r * G1, n_t, FAST_DIV)
+    bq = _fdiv(r * r * G2, n_t, FAST_DIV)
     pv = bq * (mu - K)
     if TIMELINE:
         s2 = _stamp(tl.sum(pv, axis=0))  # the tile's sums known
@@ -1588,14 +1669,16 @@ def _cln_bwd_kernel(
         tl.atomic_xchg(t_ptr + 2 * NTB + j, _pack_bwd(tp), sem="relaxed")
     if NUM_CB == 1 and LATE == 1 and ABLATE < 2:
         _bwd_late_partials(
-            xt, dyt, mu, r, dgp_ptr, dbp_ptr, prow, offs_c, cmask, HAS_DG, HAS_DB, PAIRS, ASM
+            xt, dyt, mu, r, dgp_ptr, dbp_ptr, prow, offs_c, cmask, HAS_DG, HAS_DB, PAIRS, ASM,
+            SHARE, FUSE,
         )
     if ABLATE < 1:
         if j % G == G - 1:
             _bwd_close_group(t_ptr, g_ptr, j, NTB, NG, G, OVERLAP, FUSE, SPIN)
     if NUM_CB == 1 and LATE == 2 and ABLATE < 2:
         _bwd_late_partials(
-            xt, dyt, mu, r, dgp_ptr, dbp_ptr, prow, offs_c, cmask, HAS_DG, HAS_DB, PAIRS, ASM
+            xt, dyt, mu, r, dgp_ptr, dbp_ptr, prow, offs_c, cmask, HAS_DG, HAS_DB, PAIRS, ASM,
+            SHARE, FUSE,
         )
     # gamma read again before the suffix wait (``CLN_BWD_AFFINE_EARLY``), as the forward does.
     if AFFINE_EARLY and NUM_CB == 1 and HAS_GAMMA:
@@ -1646,8 +1729,11 @@ def _cln_bwd_kernel(
             gb = dyb * gam[:, None]
         else:
             gb = dyb
-        dx = r[None, :] * gb - Sa[None, :] - (xb - K) * Sb[None, :]
-        dx = dx + P[None, :]
+        if DX_FMA:  # 16-bit inputs: two FMAs after the product (see CLN_BWD_DX_FMA_16BIT)
+            dx = r[None, :] * gb + (xb * (-Sb)[None, :] + (K * Sb + P - Sa)[None, :])
+        else:
+            dx = r[None, :] * gb - Sa[None, :] - (xb - K) * Sb[None, :]
+            dx = dx + P[None, :]
         if NUM_CB == 1 and PAIRS != 0:
             tl.store(
                 _words(dx_base) + woffs,
@@ -2297,6 +2383,9 @@ def cln_backward(
         ST_CM=CLN_OUT_CACHE,
         WAIT_FIRST=early,
         AFFINE_EARLY=CLN_BWD_AFFINE_EARLY,
+        DX_FMA=CLN_BWD_DX_FMA_16BIT and p.pairs != 0,
+        SHARE=CLN_BWD_SHARE_16BIT and p.pairs != 0,
+        FAST_DIV=CLN_BWD_FAST_DIV and x.device.type == "cuda",
         **_shared_kw(x),
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
