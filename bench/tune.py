@@ -83,7 +83,7 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "fwd fast div": {"CLN_FWD_FAST_DIV": True},
         # The 16-bit backward's dx by two FMAs after the product, its dy unpacked once for both
         # channel sums and once for both partials, the backward's divisions by div.approx.f32;
-        # all three; and all three with the forward's.
+        # all three (the defaults since session 34); all three with the forward's; none.
         "bwd16 dx fma": {"CLN_BWD_DX_FMA_16BIT": True},
         "bwd16 share": {"CLN_BWD_SHARE_16BIT": True},
         "bwd fast div": {"CLN_BWD_FAST_DIV": True},
@@ -97,6 +97,11 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
             "CLN_BWD_SHARE_16BIT": True,
             "CLN_BWD_FAST_DIV": True,
             "CLN_FWD_FAST_DIV": True,
+        },
+        "bwd not lean": {
+            "CLN_BWD_DX_FMA_16BIT": False,
+            "CLN_BWD_SHARE_16BIT": False,
+            "CLN_BWD_FAST_DIV": False,
         },
         "no bwd stagger": {"CLN_BWD_STAGGER_NS": 0},
         **{

@@ -117,8 +117,9 @@ def _direction_knobs(kernel: str) -> dict[str, object]:
         fwd = {"PACE": False, "PREFETCH": False, "EVEN": False, "OUT_FMA": False, "PACK": False}
         fwd["FAST_DIV"] = False
         return {"ABLATE": 0, "TIMELINE": True, "STAGGER": True, "GDC": True, **fwd, **hints}
-    # CLN_BWD_DX_FMA_16BIT, CLN_BWD_SHARE_16BIT, CLN_BWD_FAST_DIV: off
-    # by default; test_cln_kernels_compile_spin compiles them on.
+    # CLN_BWD_DX_FMA_16BIT, CLN_BWD_SHARE_16BIT, CLN_BWD_FAST_DIV: on where they apply (a packed
+    # 16-bit tile; the division on the GPU), off here; test_cln_kernels_compile_spin compiles
+    # them on.
     bwd = {"DX_FMA": False, "SHARE": False, "FAST_DIV": False}
     return {
         **hints,

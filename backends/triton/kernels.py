@@ -398,8 +398,11 @@ CLN_PACK_ASM = True
 #: 0.25 and 2^24 and their tests) costs about 7 instructions each.  The same 2-ulp accuracy:
 #: every divisor here (counts, n_t, sqrt(M2 / n + eps)) lies in the range where the two agree.
 #: ptxas (sm_90, offline), instructions per thread of the packed bf16 forward: 2752 -> 2640 at
-#: BT 64, 2024 -> 1912 at BT 32 (NOTES 34.5).  Built, not timed (no device time was left in
-#: session 33; GPU only).
+#: BT 64, 2024 -> 1912 at BT 32 (NOTES 34.5).  H200, two rounds in one call, forward us,
+#: default -> this: bf16 45.6-45.7 -> 45.3-45.5 at (16, 512, 4000), 26.7 -> 26.5 at
+#: (4, 256, 16000), 26.0-26.3 -> 26.0-26.2 at (2, 128, 64000); fp32 within 0.1 us; fwd+bwd with
+#: the backward's cuts unchanged (bench/results/nvidia-h200-s34-tune-{fastdiv,bwdlean}34-*.log).
+#: Under 1 %: left off (GPU only).
 CLN_FWD_FAST_DIV = False
 #: The 16-bit backward, counted the same way (ptxas, sm_90, offline; NOTES 35), had about 46
 #: instructions per position (x and dy): 2952 per thread at the packed bf16 128 x 32 tile over
@@ -420,11 +423,16 @@ CLN_FWD_FAST_DIV = False
 #: Instructions per thread, default -> dx fma / share / fast div / all three: bf16 128 x 32
 #: over 2 warps (C = 128) 2952 -> 2816 / 2816 / 2896 / 2656; 256 x 32 and 512 x 16 over 4
 #: warps 2856 -> 2720-2728 / 2736-2744 / 2816 / 2568; no spills, 167-168 registers; fp16
-#: 2936-3040 -> 2632-2720 with all three; fp32 (fast div only) 2248-2320 -> 16 fewer.  Not timed
-#: yet.
-CLN_BWD_DX_FMA_16BIT = False
-CLN_BWD_SHARE_16BIT = False
-CLN_BWD_FAST_DIV = False
+#: 2936-3040 -> 2632-2720 with all three; fp32 (fast div only) 2248-2320 -> 16 fewer.
+#: H200, bench.tune, two rounds in one call, fwd+bwd us, default -> dx fma / share / fast div /
+#: all three (adopted): bf16 (16, 512, 4000) 150.1-150.2 -> 149.4-150.1 / 148.0-148.4 /
+#: 150.2-150.6 / 147.4-147.9; (4, 256, 16000) 83.8-84.0 -> 82.8-83.3 / 83.2-83.4 / 83.9-84.0 /
+#: 81.6-81.8; (2, 128, 64000) 81.7 -> 80.6-81.1 / 80.4-80.5 / 80.9-81.1 / 79.2; fp32 (where
+#: only the division applies) within the rounds' spread, 202.2-204.3, 107.2-108.4, 108.8-110.3
+#: for every variant (bench/results/nvidia-h200-s34-tune-bwdlean34-{1,2}.log).
+CLN_BWD_DX_FMA_16BIT = True
+CLN_BWD_SHARE_16BIT = True
+CLN_BWD_FAST_DIV = True
 #: Programmatic dependent launch (sm_90 and later) around the cLN kernels.  A cLN call is a
 #: chain of small launches around one large one: the scratch words zeroed, the kernel, and in
 #: the backward one or two column-sum launches.  Each boundary costs a launch ramp, and the
