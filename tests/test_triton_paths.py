@@ -495,8 +495,12 @@ def test_even_and_pack_leave_the_output_unchanged(tdevice, dtype):
     if dtype == torch.float32:
         assert torch.equal(outs["fma"][0], outs["default"][0])
     else:
-        ref, tol = harness.cln_oracle_tolerance(x.float(), g, b, dtype)
-        assert_close("cln fwd 16-bit output FMA", outs["fma"][0], ref, tol)
+        # Causal: the first frames' outputs are those of the first frames alone, so the float64
+        # oracle (by its definition, O(T^2)) takes a slice; at (4, 128, 16384) on the GPU it took
+        # minutes.
+        sl = (slice(0, 1), slice(None), slice(0, min(x.shape[2], 1024)))
+        ref, tol = harness.cln_oracle_tolerance(x[sl].float(), g, b, dtype)
+        assert_close("cln fwd 16-bit output FMA", outs["fma"][0][sl], ref, tol)
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
@@ -523,7 +527,7 @@ def test_fast_div_within_tolerance(tdevice, case):
 
     with knobs(K, {"CLN_FWD_FAST_DIV": True}):
         if case == "plain":
-            shape = (4, 64, 4096) if tdevice.type == "cuda" else (2, 8, 64)
+            shape = (2, 64, 2048) if tdevice.type == "cuda" else (2, 8, 64)
             for dtype in (torch.float32, torch.bfloat16):
                 harness.check_cln_forward("triton", tdevice, shape, dtype, True)
         elif case == "dc1000":
