@@ -546,18 +546,20 @@ def test_fast_div_within_tolerance(tdevice, case):
 
 
 # The 16-bit backward's cuts of instructions per value (on by default; FAST_DIV GPU only):
-# alone and together, against the kernel without them.
+# alone and together, against the kernel without them; bench.tune's variants of those names.
 BWD16_LEAN = {
-    "dx-fma": {"CLN_BWD_DX_FMA_16BIT": True},
-    "share": {"CLN_BWD_SHARE_16BIT": True},
-    "fast-div": {"CLN_BWD_FAST_DIV": True},
-    "all": {
-        "CLN_BWD_DX_FMA_16BIT": True,
-        "CLN_BWD_SHARE_16BIT": True,
-        "CLN_BWD_FAST_DIV": True,
-    },
+    "dx-fma": "bwd16 dx fma",
+    "share": "bwd16 share",
+    "fast-div": "bwd fast div",
+    "all": "bwd lean",
 }
-_BWD16_OFF = {k: False for kw in BWD16_LEAN.values() for k in kw}
+
+
+def _bwd16_knobs(name: str) -> dict[str, object]:
+    """The knobs of ``BWD16_LEAN[name]`` (or of "off": none of the cuts)."""
+    from bench.tune import CLN_VARIANTS
+
+    return CLN_VARIANTS["triton"]["bwd not lean" if name == "off" else BWD16_LEAN[name]]
 
 
 @pytest.mark.parametrize(
@@ -585,7 +587,10 @@ def test_backward_lean_16bit(tdevice, monkeypatch, name, dc, dtype):
         harness, "new_generator", lambda: (torch.Generator().manual_seed(seed), seed)
     )
     errs = {}
-    for key, kw in (("off", _BWD16_OFF), (name, {**_BWD16_OFF, **BWD16_LEAN[name]})):
+    for key, kw in (
+        ("off", _bwd16_knobs("off")),
+        (name, {**_bwd16_knobs("off"), **_bwd16_knobs(name)}),
+    ):
         with knobs(K, kw):
             errs[key] = harness.check_cln_backward("triton", tdevice, shape, dtype, True, dc=dc)
     for out, err in errs[name].items():
@@ -595,8 +600,9 @@ def test_backward_lean_16bit(tdevice, monkeypatch, name, dc, dtype):
 def test_backward_lean_16bit_leaves_fp32_unchanged(tdevice):
     """The 16-bit backward's cuts leave every float32 output bitwise unchanged (they apply to
     packed tiles only; the fast division is tested with them)."""
-    lean = {k: v for k, v in BWD16_LEAN["all"].items() if k != "CLN_BWD_FAST_DIV"}
-    _, outs = _cln_under(tdevice, torch.float32, (4, 128, 4096), {0: _BWD16_OFF, 1: lean})
+    lean = {k: v for k, v in _bwd16_knobs("all").items() if k != "CLN_BWD_FAST_DIV"}
+    off = _bwd16_knobs("off")
+    _, outs = _cln_under(tdevice, torch.float32, (4, 128, 4096), {0: off, 1: lean})
     for a, r in zip(outs[1], outs[0], strict=True):
         assert torch.equal(a, r)
 
