@@ -4,9 +4,10 @@
 #   OUT=out bash bench/gpu_s34_final.sh bench   # the cLN benchmark with its peers (the README's
 #                                               # cLN table), then the README's main job
 # (session 33's one call of both was killed during make test-all at its 300-s limit).
+# (As run, the script also printed `git log -1`: the device's copy showed the session's start
+# commit, not the tree it ran, so the line went.)
 set -uo pipefail
 source bench/gpu_env.sh
-git log -1 --format='commit %h %s' 2>/dev/null | tee -a "$OUT/gpu.txt"
 case "${1:-}" in
   tests)
     T_TESTS=${T_TESTS:-540} gpu_test_all
