@@ -594,14 +594,15 @@ def _chan(na, ma, Ma, nb, mb, Mb):
     return _chan_div(na, ma, Ma, nb, mb, Mb, False)
 
 
-# Inline PTX of ``_fdiv`` (``CLN_FWD_FAST_DIV``): the division without ``div.full``'s range
-# scaling (max 2 ulp for divisors in [2^-126, 2^126]: every count and every n_t + eps here).
+# Inline PTX of ``_fdiv`` (``CLN_FWD_FAST_DIV``, ``CLN_BWD_FAST_DIV``): the division without
+# ``div.full``'s range scaling (max 2 ulp for divisors in [2^-126, 2^126]: every count and
+# every n_t + eps here).
 _PTX_DIV_APPROX = tl.constexpr("div.approx.f32 $0, $1, $2;")
 
 
 @triton.jit
 def _fdiv(a, b, FAST: tl.constexpr):
-    """a / b: ``div.approx.f32`` where ``FAST`` (the GPU, ``CLN_FWD_FAST_DIV``), else ``/``."""
+    """a / b: ``div.approx.f32`` where ``FAST`` (the GPU, ``CLN_*_FAST_DIV``), else ``/``."""
     if FAST:
         return tl.inline_asm_elementwise(
             _PTX_DIV_APPROX, "=f,f,f", [a, b], dtype=tl.float32, is_pure=True, pack=1
@@ -1451,31 +1452,10 @@ def _bwd_late_partials(
     publication (``CLN_BWD_LATE_PARTIALS``) from x and dy as the kernel holds them: packed
     words (``PAIRS``, unpacked afresh here: dy once for both sums where ``SHARE``, see
     ``CLN_BWD_SHARE_16BIT``) or float32 tiles."""
-    if PAIRS != 0 and not SHARE:
-        if HAS_DB:
-            tl.store(
-                dbp_ptr + prow + offs_c, tl.sum(_unpack_tile(dyt, PAIRS, ASM), axis=1), mask=cmask
-            )
+    if PAIRS != 0 and SHARE:
+        dy = _unpack_tile(dyt, PAIRS, ASM)
         if HAS_DG:
-            u = _unpack_tile(dyt, PAIRS, ASM) * (_unpack_tile(xt, PAIRS, ASM) - mu[None, :])
-            tl.store(dgp_ptr + prow + offs_c, tl.sum(u * r[None, :], axis=1), mask=cmask)
-    elif not SHARE:
-        if HAS_DG:
-            u = dyt * (xt - mu[None, :])
-            tl.store(dgp_ptr + prow + offs_c, tl.sum(u * r[None, :], axis=1), mask=cmask)
-        if HAS_DB:
-            tl.store(dbp_ptr + prow + offs_c, tl.sum(dyt, axis=1), mask=cmask)
-    else:
-        if PAIRS != 0:
-            dy = _unpack_tile(dyt, PAIRS, ASM)
-        else:
-            dy = dyt
-        if HAS_DG:
-            if PAIRS != 0:
-                x = _unpack_tile(xt, PAIRS, ASM)
-            else:
-                x = xt
-            ug = dy * (x - mu[None, :]) * r[None, :]
+            ug = dy * (_unpack_tile(xt, PAIRS, ASM) - mu[None, :]) * r[None, :]
             if HAS_DB:
                 sdg, sdb = _sum2(ug, dy, 1, FUSE)
                 tl.store(dgp_ptr + prow + offs_c, sdg, mask=cmask)
@@ -1484,6 +1464,20 @@ def _bwd_late_partials(
                 tl.store(dgp_ptr + prow + offs_c, tl.sum(ug, axis=1), mask=cmask)
         elif HAS_DB:
             tl.store(dbp_ptr + prow + offs_c, tl.sum(dy, axis=1), mask=cmask)
+    elif PAIRS != 0:
+        if HAS_DB:
+            tl.store(
+                dbp_ptr + prow + offs_c, tl.sum(_unpack_tile(dyt, PAIRS, ASM), axis=1), mask=cmask
+            )
+        if HAS_DG:
+            u = _unpack_tile(dyt, PAIRS, ASM) * (_unpack_tile(xt, PAIRS, ASM) - mu[None, :])
+            tl.store(dgp_ptr + prow + offs_c, tl.sum(u * r[None, :], axis=1), mask=cmask)
+    else:
+        if HAS_DG:
+            u = dyt * (xt - mu[None, :])
+            tl.store(dgp_ptr + prow + offs_c, tl.sum(u * r[None, :], axis=1), mask=cmask)
+        if HAS_DB:
+            tl.store(dbp_ptr + prow + offs_c, tl.sum(dyt, axis=1), mask=cmask)
 
 
 @triton.jit
