@@ -38,6 +38,14 @@ CLN_SHAPES = [(16, 512, 4000), (4, 256, 16000), (2, 128, 64000)]
 RMS_SHAPES = [(32768, 4096), (16384, 8192), (2048, 4096)]
 SEED = (80, 64, 301)
 
+# The 16-bit backward's three cuts of instructions per value (Triton; the defaults since
+# session 34).
+_BWD_LEAN: dict[str, object] = {
+    "CLN_BWD_DX_FMA_16BIT": True,
+    "CLN_BWD_SHARE_16BIT": True,
+    "CLN_BWD_FAST_DIV": True,
+}
+
 # cLN launch variants per backend (module constants of the kernel module).
 CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
     "triton": {
@@ -87,22 +95,9 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "bwd16 dx fma": {"CLN_BWD_DX_FMA_16BIT": True},
         "bwd16 share": {"CLN_BWD_SHARE_16BIT": True},
         "bwd fast div": {"CLN_BWD_FAST_DIV": True},
-        "bwd lean": {
-            "CLN_BWD_DX_FMA_16BIT": True,
-            "CLN_BWD_SHARE_16BIT": True,
-            "CLN_BWD_FAST_DIV": True,
-        },
-        "bwd lean fwd fast div": {
-            "CLN_BWD_DX_FMA_16BIT": True,
-            "CLN_BWD_SHARE_16BIT": True,
-            "CLN_BWD_FAST_DIV": True,
-            "CLN_FWD_FAST_DIV": True,
-        },
-        "bwd not lean": {
-            "CLN_BWD_DX_FMA_16BIT": False,
-            "CLN_BWD_SHARE_16BIT": False,
-            "CLN_BWD_FAST_DIV": False,
-        },
+        "bwd lean": _BWD_LEAN,
+        "bwd lean fwd fast div": {**_BWD_LEAN, "CLN_FWD_FAST_DIV": True},
+        "bwd not lean": {k: False for k in _BWD_LEAN},
         "no bwd stagger": {"CLN_BWD_STAGGER_NS": 0},
         **{
             f"stagger bwd {us}us": {"CLN_BWD_STAGGER_NS": us * 1000}
