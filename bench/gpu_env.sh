@@ -21,7 +21,8 @@ if [ "${SKIP_CUDA_BUILD:-0}" != 1 ]; then
   echo "cuda_ext build: $(( $(date +%s) - t0 )) s" | tee -a "$OUT/gpu.txt"
 fi
 
-# Every test on the GPU (make test-all) into $OUT/test-all.log.  The CPU emulator self-test of
+# Every test on the GPU (make test-all) into $OUT/test-all.log (more pytest arguments: TEST_ARGS,
+# default --durations=15).  The CPU emulator self-test of
 # cuda_ext is a CPU test (CI runs it); it is left out here.
 # With pytest-xdist in .whl/ (gpu-wheels.sh 'pytest-xdist==3.8.0' 'execnet==2.1.1') the tests
 # run in XDIST processes (default 4): a cold machine spends most of the serial run's 360+ s
@@ -32,7 +33,8 @@ gpu_xdist_args() {
 }
 gpu_test_all() {
   local par; par=$(gpu_xdist_args)
-  PYTEST_ADDOPTS="--deselect tests/test_cuda_ext_build.py::test_kernels_on_cpu_emulator $par --durations=15" \
+  # shellcheck disable=SC2086
+  PYTEST_ADDOPTS="--deselect tests/test_cuda_ext_build.py::test_kernels_on_cpu_emulator $par ${TEST_ARGS:---durations=15}" \
     timeout -s KILL ${T_TESTS:-330} make test-all PY=python3 > "$OUT/test-all.log" 2>&1
   local rc=$?
   echo "test-all rc=$rc (${par:-serial})"; grep -E "passed|failed|error" "$OUT/test-all.log" | tail -3

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Session 35's calls, each within the 600-s limit:
+#   OUT=out bash bench/gpu_s35.sh tests   # make test-all, the whole suite, verbose, in 6 xdist
+#                                         # processes (500-s limit; sessions 33 and 34 never
+#                                         # finished it, NOTES 35.4)
+#   OUT=out SKIP_CUDA_BUILD=1 bash bench/gpu_s35.sh main
+#                                         # the README's main job (make bench, targets, plots);
+#                                         # the extension is built by its first cuda_ext case
+set -uo pipefail
+source bench/gpu_env.sh
+case "${1:-}" in
+  tests)
+    t0=$(date +%s)
+    XDIST=${XDIST:-6} T_TESTS=${T_TESTS:-500} TEST_ARGS="-vv --durations=40" gpu_test_all
+    echo "tests: $(( $(date +%s) - t0 )) s"
+    grep -E "FAILED|ERROR" "$OUT/test-all.log" | head -20
+    gpu_archive s35-tests ;;
+  main)
+    gpu_make_bench 420
+    gpu_archive s35-main ;;
+  *) echo "usage: $0 tests|main" >&2; exit 2 ;;
+esac
+ls -la "$OUT"
