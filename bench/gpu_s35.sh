@@ -6,6 +6,11 @@
 #   OUT=out SKIP_CUDA_BUILD=1 bash bench/gpu_s35.sh main
 #                                         # the README's main job (make bench, targets, plots);
 #                                         # the extension is built by its first cuda_ext case
+#   OUT=out bash bench/gpu_s35.sh cln     # the cLN benchmark with its peers (the README's cLN
+#                                         # table); as run, on the machine still warm from main
+#                                         # (its extension build cached): `source
+#                                         # bench/gpu_env.sh; gpu_bench_cln 200; gpu_archive
+#                                         # s35-cln-peers`
 set -uo pipefail
 source bench/gpu_env.sh
 case "${1:-}" in
@@ -18,6 +23,9 @@ case "${1:-}" in
   main)
     gpu_make_bench 420
     gpu_archive s35-main ;;
-  *) echo "usage: $0 tests|main" >&2; exit 2 ;;
+  cln)
+    gpu_bench_cln 200
+    gpu_archive s35-cln-peers ;;
+  *) echo "usage: $0 tests|main|cln" >&2; exit 2 ;;
 esac
 ls -la "$OUT"
