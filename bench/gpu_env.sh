@@ -21,9 +21,9 @@ if [ "${SKIP_CUDA_BUILD:-0}" != 1 ]; then
   echo "cuda_ext build: $(( $(date +%s) - t0 )) s" | tee -a "$OUT/gpu.txt"
 fi
 
-# Every test on the GPU (make test-all) into $OUT/test-all.log (more pytest arguments: TEST_ARGS,
-# default --durations=15).  The CPU emulator self-test of
-# cuda_ext is a CPU test (CI runs it); it is left out here.
+# Every test on the GPU (make test-all) into $OUT/test-all.log; more pytest arguments in
+# TEST_ARGS (default --durations=15).  The CPU emulator self-test of cuda_ext is a CPU test (CI
+# runs it); it is left out here.
 # With pytest-xdist in .whl/ (gpu-wheels.sh 'pytest-xdist==3.8.0' 'execnet==2.1.1') the tests
 # run in XDIST processes (default 4): a cold machine spends most of the serial run's 360+ s
 # compiling Triton kernels on one core of 16.

@@ -114,8 +114,8 @@ def _direction_knobs(kernel: str) -> dict[str, object]:
         "NEAREST": False,
     }
     if kernel == "_cln_fwd_kernel":
-        fwd = {"PACE": False, "PREFETCH": False, "EVEN": False, "OUT_FMA": False, "PACK": False}
-        fwd["FAST_DIV"] = False
+        fwd = {"PACE": False, "PREFETCH": False, "EVEN": False, "OUT_FMA": False}
+        fwd.update(PACK=False, FAST_DIV=False)
         return {"ABLATE": 0, "TIMELINE": True, "STAGGER": True, "GDC": True, **fwd, **hints}
     # CLN_BWD_DX_FMA_16BIT, CLN_BWD_SHARE_16BIT, CLN_BWD_FAST_DIV: on where they apply (a packed
     # 16-bit tile; the division on the GPU), off here; test_cln_kernels_compile_spin compiles
