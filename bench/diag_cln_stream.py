@@ -42,6 +42,7 @@ def level(kw: dict[str, object], diag: int) -> Iterator[None]:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--once", action="store_true", help="two forwards of the first shape, fp32")
+    ap.add_argument("--variants", default="", help="comma-separated subset (default: all)")
     args = ap.parse_args()
     if args.once:
         run_once("cuda_ext", SHAPES[0], torch.float32)
@@ -59,10 +60,18 @@ def main() -> int:
         "cp.async": ({"CLN_STREAM_TMA": -1}, 0),
         "cp.async diag1": ({"CLN_STREAM_TMA": -1}, 1),
         "cp.async diag2": ({"CLN_STREAM_TMA": -1}, 2),
+        # The forward's warp-tile kernel (include/cln_warp.cuh; C <= 256): level 1 only.
+        "warp": ({"CLN_WARP_TILES": 2}, 0),
+        "warp diag1 no-wait": ({"CLN_WARP_TILES": 2}, 1),
     }
+    only = [v for v in args.variants.split(",") if v] if args.variants else list(variants)
     run_levels(
         "cuda_ext",
-        {name: (lambda kw=kw, d=d: level(kw, d)) for name, (kw, d) in variants.items()},
+        {
+            name: (lambda kw=kw, d=d: level(kw, d))
+            for name, (kw, d) in variants.items()
+            if name in only
+        },
         SHAPES,
     )
     return 0

@@ -4,6 +4,14 @@
 #                                         # include/cln_warp.cuh): its path tests, then
 #                                         # bench.tune's forward at the target shapes, two
 #                                         # rounds, against the default and Triton's default
+#                                         # (VARIANTS: the cuda_ext variants; the first call,
+#                                         # at 63e344f, ran "default,warp,warp no stagger,warp
+#                                         # stagger 5us": -s36a-tune-warp36-*.log; the second,
+#                                         # "default,warp,warp G128,warp G64": -s36b-)
+#   OUT=out bash bench/gpu_s36.sh diag    # its prefix wait left out (NORMK_CLN_DIAG = 1)
+#                                         # beside the streaming kernel's levels (-s36c-)
+#   OUT=out bash bench/gpu_s36.sh ld      # its tile loads by plain ld.global: tests, levels,
+#                                         # ncu at (2, 128, 64000) fp32 (-s36d-)
 set -uo pipefail
 source bench/gpu_env.sh
 case "${1:-}" in
@@ -16,7 +24,7 @@ case "${1:-}" in
     for r in 1 2; do
       timeout -s KILL ${T_TUNE:-150} python3 -m bench.tune --backend cuda_ext --ops cln \
         --parts shapes --modes fwd --dtype fp32,bf16 \
-        --variants "${VARIANTS:-default,warp,warp no stagger,warp stagger 5us}" \
+        --variants "${VARIANTS:-default,warp,warp G128,warp G64}" \
         > "$OUT/tune-warp36-$r.log" 2>&1
       echo "round $r rc=$?"
     done
@@ -26,6 +34,39 @@ case "${1:-}" in
     head -3 "$OUT/tune-warp36-1.log"
     grep -h "cln" "$OUT"/tune-warp36-*.log | sort -k3,6 -s
     gpu_archive s36-warp ;;
-  *) echo "usage: $0 warp" >&2; exit 2 ;;
+  diag)
+    # The warp-tile forward with its prefix wait left out (NORMK_CLN_DIAG = 1) beside the
+    # streaming kernel's levels, and its path tests again.
+    par=$(gpu_xdist_args)
+    # shellcheck disable=SC2086
+    timeout -s KILL 200 python3 -m pytest -q $par tests/test_cuda_ext_paths.py -k warp \
+      > "$OUT/test-warp.log" 2>&1
+    echo "warp tests rc=$?"; tail -2 "$OUT/test-warp.log"
+    timeout -s KILL 200 python3 -m bench.diag_cln_stream --variants \
+      "stream,stream diag1 no-wait,stream diag2 load-store,warp,warp diag1 no-wait" \
+      > "$OUT/diag-warp.log" 2>&1
+    echo "diag rc=$?"; cat "$OUT/diag-warp.log"
+    gpu_archive s36-diag ;;
+  ld)
+    # Tile loads by plain ld.global (kWarpLd): the path tests, the diag levels, and ncu of one
+    # warp-tile forward at (2, 128, 64000) fp32.
+    par=$(gpu_xdist_args)
+    # shellcheck disable=SC2086
+    timeout -s KILL 200 python3 -m pytest -q $par tests/test_cuda_ext_paths.py -k warp \
+      > "$OUT/test-warp.log" 2>&1
+    echo "warp tests rc=$?"; tail -2 "$OUT/test-warp.log"
+    timeout -s KILL 150 python3 -m bench.diag_cln_stream --variants "warp,warp diag1 no-wait" \
+      > "$OUT/diag-warp.log" 2>&1
+    echo "diag rc=$?"; cat "$OUT/diag-warp.log"
+    timeout -s KILL 150 ncu --clock-control none -k regex:cln_fwd_warp_kernel --launch-skip 1 -c 1 \
+      --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
+      --section Occupancy --section SchedulerStats --section LaunchStats \
+      python3 -c "import torch; from backends.cuda_ext import kernels as K; \
+from bench.ablate_cln import run_once; K.CLN_WARP_TILES = 2; \
+run_once('cuda_ext', (2, 128, 64000), torch.float32)" > "$OUT/ncu-warp.txt" 2>&1
+    echo "ncu rc=$?"
+    grep -E "Duration|DRAM Throughput|Memory Throughput|L1/TEX Hit|L2 Hit|Mem Busy|Max Bandwidth|Issued Ipc|Eligible Warps|Achieved Occupancy|Theoretical Occupancy|Registers Per|Warp Cycles Per Issued|No Eligible|Stall" "$OUT/ncu-warp.txt" | head -40
+    gpu_archive s36-ld ;;
+  *) echo "usage: $0 warp|diag|ld" >&2; exit 2 ;;
 esac
 ls -la "$OUT"

@@ -115,16 +115,19 @@ struct WCfg {
   static constexpr long long kCap = static_cast<long long>(R_) * (32 / TL_);
 };
 template <typename T>
-struct WarpCfgs {  // fp16 / bf16: C <= 64 (128 frames), 128, 256, 512 (64 frames)
-  using type =
-      CfgList<WCfg<8, 16, 2, 6>, WCfg<4, 16, 2, 6>, WCfg<2, 16, 4, 3>, WCfg<1, 16, 8, 2>>;
+struct WarpCfgs {  // fp16 / bf16: C <= 64 (128 frames), 128, 256 (64 frames)
+  using type = CfgList<WCfg<8, 16, 2, 6>, WCfg<4, 16, 2, 6>, WCfg<2, 16, 4, 3>>;
 };
 template <>
-struct WarpCfgs<float> {  // C <= 64, 128 (64 frames), 256, 512 (32 frames)
-  using type =
-      CfgList<WCfg<8, 16, 2, 6>, WCfg<4, 16, 4, 4>, WCfg<2, 16, 4, 4>, WCfg<1, 16, 8, 2>>;
+struct WarpCfgs<float> {  // C <= 64, 128 (64 frames), 256 (32 frames)
+  using type = CfgList<WCfg<8, 16, 2, 6>, WCfg<4, 16, 4, 4>, WCfg<2, 16, 4, 4>>;
 };
-constexpr long long kWarpMaxC = 512;  // the last entry's capacity (both tables)
+// The last entry's capacity.  Not past it: C = 512 would take one time lane per warp
+// (TL = 1), 16-byte row segments per load instruction, half an L2 sector each; on the
+// H200 that entry ran the (16, 512, 4000) forward at 0.32 (fp32) / 0.27 (bf16) of copy
+// bandwidth against the streaming kernel's 0.78 / 0.66
+// (bench/results/nvidia-h200-s36a-tune-warp36-*.log).
+constexpr long long kWarpMaxC = 256;
 
 // Whether the call takes the warp-tile kernel (checks a forced request).
 bool warp_call(const ClnFwdCall& c) {
@@ -133,7 +136,7 @@ bool warp_call(const ClnFwdCall& c) {
   if (c.dtype == DType::kF64)
     why = "float64 has no warp-tile kernel";
   else if (c.C > kWarpMaxC)
-    why = "C is above the warp-tile kernel's 512 channels";
+    why = "C is above the warp-tile kernel's 256 channels";
   else if (c.C * c.L >= (1LL << 31))
     why = "C * T reaches 2^31 (the warp-tile kernel's offsets are 32-bit)";
   if (why == nullptr) return c.warp_tiles == 2 || !resident_call(c);
@@ -167,6 +170,8 @@ void warp_impl(const ClnFwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) 
   a.vec = c.L % PackInfo<T>::V == 0 && aligned16(c.x) && aligned16(c.y);
   set_prefix_workspace<decltype(a), A>(a, su.p, su.l, su.w);
   a.nchunks = 1;
+  const char* diag = std::getenv("NORMK_CLN_DIAG");  // timing only (cln_warp.cuh)
+  a.diag = diag ? std::atoi(diag) : 0;
   auto* kernel = &cln_fwd_warp_kernel<T, P, Wc::TL, Wc::R, Wc::NW, Wc::MB>;
   // The first wave's stagger, where the grid has two waves or more (a single wave has no
   // convoy to break; Triton's CLN_STAGGER_MIN_WAVES).

@@ -84,7 +84,7 @@ __device__ __forceinline__ unsigned long long global_ns() {
 // Rounds of 32 prefix words in flight (cln_reduce_published; the order of combination, so
 // the result, does not depend on it): 2 instead of kPrefixU's 4 leaves the registers to the
 // tile.
-constexpr int kWarpPrefixU = 2;
+constexpr int kWarpPrefixU = 4;
 
 // Value k of a pack for the kernel's passes.  bfloat16: the shift / mask as an opaque
 // instruction, so that each pass unpacks again instead of the compiler keeping the 128
@@ -109,6 +109,23 @@ __device__ __forceinline__ float warp_get(const uint4& u, int k) {
   }
 }
 
+// The tile loads' cache policy.  Plain ld.global (cached in L1, as Triton's loads): the
+// first version's ld.global.nc.L1::no_allocate ran (2, 128, 64000) fp32 at 59.8 us
+// (bench/results/nvidia-h200-s36c-diag-warp.log).
+constexpr Ld kWarpLd = Ld::kCa;
+
+// The R packs of a thread (channels r * CL + cl; zeros past C or past T).
+template <Ld H, int R, int CL, typename T>
+__device__ __forceinline__ void warp_load(uint4 (&pk)[R], const T* xb, int off, int step, int cl,
+                                          int C, bool vec, int nvalid) {
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const int c = r * CL + cl;
+    pk[r] = (c < C && nvalid > 0) ? load_pack<T, H>(xb + (off + r * step), vec, nvalid)
+                                  : make_uint4(0u, 0u, 0u, 0u);
+  }
+}
+
 template <typename T, typename P, int TL, int R, int NW, int MB>
 __global__ void __launch_bounds__(NW * 32, MB) cln_fwd_warp_kernel(const ClnFwdArgs<T, P> args) {
   pdl_chain_start();  // launched with `pdl`: nothing is read before the launch before ends
@@ -119,6 +136,9 @@ __global__ void __launch_bounds__(NW * 32, MB) cln_fwd_warp_kernel(const ClnFwdA
   constexpr int V = G::V, CL = G::CL, FW = G::FW, BT = G::BT;
 
   __shared__ A s_wn[NW], s_wm[NW], s_wM[NW];  // each warp's frames combined
+  __shared__ A s_xn[NW], s_xm[NW], s_xM[NW];  // the frames of the warps before it
+  __shared__ long long s_pn;                  // the cross-tile exclusive prefix
+  __shared__ A s_pm, s_pM;
   // Each frame's statistics within its warp (n, mean, M2), then (-, mu_t, rstd_t).
   __shared__ A s_fn[BT], s_fm[BT], s_fM[BT];
 
@@ -145,12 +165,7 @@ __global__ void __launch_bounds__(NW * 32, MB) cln_fwd_warp_kernel(const ClnFwdA
   const T* xb = args.x + bofs;
 
   uint4 pk[R];
-#pragma unroll
-  for (int r = 0; r < R; ++r) {
-    const int c = r * CL + cl;
-    pk[r] = (c < C && nvalid > 0) ? load_pack<T, Ld::kNoL1>(xb + (off + r * step), vec, nvalid)
-                                  : make_uint4(0u, 0u, 0u, 0u);
-  }
+  warp_load<kWarpLd, R, CL>(pk, xb, off, step, cl, C, vec, nvalid);
 
   // ---- per-frame mean and M2 over the C channels (rows past C hold zeros) ----
   const A Cf = static_cast<A>(C);
@@ -226,39 +241,51 @@ __global__ void __launch_bounds__(NW * 32, MB) cln_fwd_warp_kernel(const ClnFwdA
   }
   __syncthreads();
 
-  // ---- warp 0: the tile aggregate's publication, the cross-tile prefix, then mu_t and
-  // rstd_t of every frame of the tile (and the mean / rstd / m2_last outputs) ----
+  // ---- warp 0: the tile aggregate's publication and the cross-tile prefix ----
   if (w == 0) {
-    if (i + 1 < args.ntiles && lane == 0) {  // the last tile has no successor
+    if (lane == 0) {  // the warps' exclusive prefixes in the tile, in order, and the aggregate
       A an = A(0), am = A(0), aM = A(0);
-      for (int v = 0; v < NW; ++v) chan_combine(an, am, aM, s_wn[v], s_wm[v], s_wM[v], an, am, aM);
-      cln_publish<Op>(args.flags + static_cast<long long>(b) * args.ntiles,
-                      args.slots + static_cast<long long>(b) * args.ntiles * kSlotW, i,
-                      Op::lift(FwdWord<A>{am, aM}, static_cast<long long>(C) * BT));
+      for (int v = 0; v < NW; ++v) {
+        s_xn[v] = an;
+        s_xm[v] = am;
+        s_xM[v] = aM;
+        chan_combine(an, am, aM, s_wn[v], s_wm[v], s_wM[v], an, am, aM);
+      }
+      if (i + 1 < args.ntiles)  // the last tile has no successor
+        cln_publish<Op>(args.flags + static_cast<long long>(b) * args.ntiles,
+                        args.slots + static_cast<long long>(b) * args.ntiles * kSlotW, i,
+                        Op::lift(FwdWord<A>{am, aM}, static_cast<long long>(C) * BT));
     }
     const long long cnt0 = args.count0 ? args.count0[b] : 0LL;
     const Vt state{cnt0, (args.mean0 && cnt0 > 0) ? args.mean0[b] : A(0),
                    (args.m20 && cnt0 > 0) ? args.m20[b] : A(0)};
-    const Vt X = cln_exclusive_prefix<Op, kWarpPrefixU>(
+    // args.diag = 1 (timing only, wrong outputs): the cross-tile wait left out.
+    const Vt X = args.diag == 1 ? state : cln_exclusive_prefix<Op, kWarpPrefixU>(
         i, args.group, args.flags + static_cast<long long>(b) * args.ntiles,
         args.slots + static_cast<long long>(b) * args.ntiles * kSlotW,
         args.gflags + static_cast<long long>(b) * args.ngroups,
         args.gslots + static_cast<long long>(b) * args.ngroups * kSlotW, state, cnt0,
         static_cast<long long>(C) * BT);
-    for (int f = lane; f < BT; f += 32) {
-      const int t = t0 + f;
-      if (t < L) {
-        // The earlier warps' frames in order, then the frame's own warp up to it.
-        A xn = A(0), xm = A(0), xM = A(0);
-        for (int v = 0; v < f / FW; ++v)
-          chan_combine(xn, xm, xM, s_wn[v], s_wm[v], s_wM[v], xn, xm, xM);
-        chan_combine(xn, xm, xM, s_fn[f], s_fm[f], s_fM[f], xn, xm, xM);
-        long long gn;
-        A gm, gM;
-        chan_combine_i(X.n, X.m, X.M, static_cast<long long>(xn), xm, xM, gn, gm, gM);
-        s_fM[f] = cln_frame_out(args, b, t, gn, gm, gM);
-        s_fm[f] = gm;
-      }
+    if (lane == 0) {
+      s_pn = X.n;
+      s_pm = X.m;
+      s_pM = X.M;
+    }
+  }
+  __syncthreads();
+  // ---- mu_t and rstd_t of every frame (and the mean / rstd / m2_last outputs), one
+  // thread per frame: the prefix, the frame's warp's exclusive prefix, then its own ----
+  for (int f = threadIdx.x; f < BT; f += G::NT) {
+    const int t = t0 + f;
+    if (t < L) {
+      A xn, xm, xM;
+      chan_combine(s_xn[f / FW], s_xm[f / FW], s_xM[f / FW], s_fn[f], s_fm[f], s_fM[f], xn, xm,
+                   xM);
+      long long gn;
+      A gm, gM;
+      chan_combine_i(s_pn, s_pm, s_pM, static_cast<long long>(xn), xm, xM, gn, gm, gM);
+      s_fM[f] = cln_frame_out(args, b, t, gn, gm, gM);
+      s_fm[f] = gm;
     }
   }
   __syncthreads();
