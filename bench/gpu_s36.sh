@@ -12,9 +12,9 @@
 #                                         # beside the streaming kernel's levels (-s36c-)
 #   OUT=out bash bench/gpu_s36.sh ld      # its tile loads by plain ld.global: tests, levels,
 #                                         # ncu at (2, 128, 64000) fp32 (-s36d-)
-#   OUT=out bash bench/gpu_s36.sh rows    # C = 64 (128-byte row pieces per load) against
-#                                         # C = 128 (64-byte), with the streaming kernel and
-#                                         # Triton (-s36e-)
+#   OUT=out bash bench/gpu_s36.sh warp2   # warps along the channels too (128-byte lines per
+#                                         # load): tests, tune rounds with the register-tile
+#                                         # kernels and Triton, the no-wait level (-s36e-)
 set -uo pipefail
 source bench/gpu_env.sh
 case "${1:-}" in
@@ -70,22 +70,31 @@ run_once('cuda_ext', (2, 128, 64000), torch.float32)" > "$OUT/ncu-warp.txt" 2>&1
     echo "ncu rc=$?"
     grep -E "Duration|DRAM Throughput|Memory Throughput|L1/TEX Hit|L2 Hit|Mem Busy|Max Bandwidth|Issued Ipc|Eligible Warps|Achieved Occupancy|Theoretical Occupancy|Registers Per|Warp Cycles Per Issued|No Eligible|Stall" "$OUT/ncu-warp.txt" | head -40
     gpu_archive s36-ld ;;
-  rows)
-    # Whether the 64-byte row pieces per load instruction are the warp-tile kernel's limit: at
-    # C = 64 its tile shape takes TL = 8 time lanes (128-byte pieces, four rows per
-    # instruction) against C = 128's TL = 4 (64-byte pieces, eight rows); beside the streaming
-    # kernel and the Triton forward at the same shapes.
-    timeout -s KILL 200 python3 -c "
-import contextlib
-from bench.ablate_cln import run_levels
-from bench.diag_cln_stream import level
-shapes = [(4, 64, 64000), (2, 128, 64000)]
-run_levels('cuda_ext', {'stream': lambda: level({}, 0), 'warp': lambda: level({'CLN_WARP_TILES': 2}, 0),
-           'warp diag1 no-wait': lambda: level({'CLN_WARP_TILES': 2}, 1)}, shapes)
-run_levels('triton', {'triton default': contextlib.nullcontext}, shapes)
-" > "$OUT/rows-warp.log" 2>&1
-    echo "rows rc=$?"; cat "$OUT/rows-warp.log"
-    gpu_archive s36-rows ;;
-  *) echo "usage: $0 warp|diag|ld|rows" >&2; exit 2 ;;
+  warp2)
+    # The warp-tile forward with warps along the channels too (TL = 8: 128-byte lines per
+    # load): its path tests, bench.tune's forward at the targets (two rounds, against the
+    # default streaming kernels and the register-tile kernels), Triton's default, and the
+    # diag level without the prefix wait.
+    par=$(gpu_xdist_args)
+    # shellcheck disable=SC2086
+    timeout -s KILL 200 python3 -m pytest -q $par tests/test_cuda_ext_paths.py -k warp \
+      > "$OUT/test-warp.log" 2>&1
+    echo "warp tests rc=$?"; tail -2 "$OUT/test-warp.log"
+    for r in 1 2; do
+      timeout -s KILL 150 python3 -m bench.tune --backend cuda_ext --ops cln --parts shapes \
+        --modes fwd --dtype fp32,bf16 --variants "default,warp,warp no stagger,regs" \
+        > "$OUT/tune-warp36-$r.log" 2>&1
+      echo "round $r rc=$?"
+    done
+    timeout -s KILL 90 python3 -m bench.tune --backend triton --ops cln --parts shapes \
+      --modes fwd --dtype fp32,bf16 --variants default > "$OUT/tune-warp36-triton.log" 2>&1
+    echo "triton rc=$?"
+    head -1 "$OUT/tune-warp36-1.log"
+    grep -h "cln" "$OUT"/tune-warp36-*.log | sort -k3,6 -s
+    timeout -s KILL 100 python3 -m bench.diag_cln_stream --variants "warp,warp diag1 no-wait" \
+      > "$OUT/diag-warp.log" 2>&1
+    echo "diag rc=$?"; cat "$OUT/diag-warp.log"
+    gpu_archive s36-warp2 ;;
+  *) echo "usage: $0 warp|diag|ld|warp2" >&2; exit 2 ;;
 esac
 ls -la "$OUT"

@@ -140,12 +140,22 @@ def test_workspace_reuse(cdevice, name):
 @pytest.mark.parametrize("name", ["warp", "warp-G2-nostagger"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
 @pytest.mark.parametrize(
-    "shape", [(3, 40, 200), (2, 100, 136), (1, 200, 131), (2, 256, 72), (1, 300, 64)], ids=str
+    "shape",
+    [
+        (3, 40, 200),
+        (2, 100, 136),
+        (1, 200, 131),
+        (2, 256, 72),
+        (1, 300, 64),
+        (1, 512, 67),
+        (1, 600, 64),
+    ],
+    ids=str,
 )
 def test_warp_tiles(cdevice, name, dtype, shape):
-    """The warp-tile forward at each of its three tile shapes (C <= 64, 128, 256; every row
-    a channel at C = 256), T a multiple of 8 (16-byte loads) and not (scalar loads, a
-    partial last pack), in all three of its dtypes; past C = 256 it refuses (skip)."""
+    """The warp-tile forward at each of its four tile shapes (C <= 64, 128, 256, 512; every
+    row a channel at C = 256 and 512), T a multiple of 8 (16-byte loads) and not (scalar
+    loads, a partial last pack), in all three of its dtypes; past C = 512 it refuses (skip)."""
     with variant(name):
         harness.check_cln_forward("cuda_ext", cdevice, shape, dtype, True)
         harness.check_cln_forward("cuda_ext", cdevice, shape, dtype, False)

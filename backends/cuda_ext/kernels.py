@@ -122,7 +122,7 @@ CLN_PDL = 1
 # CLN_WARP_TILES     The forward's warp-tile kernel (include/cln_warp.cuh: one block per
 #                    tile taken by blockIdx, 16 packs per thread, each frame's channel sums
 #                    inside one warp): 0: never; 1: where it applies (float32 / float16 /
-#                    bfloat16, C <= 256, not a resident call); 2: always (raises where it
+#                    bfloat16, C <= 512, not a resident call); 2: always (raises where it
 #                    does not apply).
 # CLN_WARP_STAGGER_NS  Its first wave of blocks spreads its loads over this many ns (grids
 #                    of at least two waves; 0: none), as the Triton forward's

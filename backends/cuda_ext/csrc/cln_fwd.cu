@@ -104,30 +104,34 @@ bool resident_call(const ClnFwdCall& c) {
   return r;
 }
 
-// The warp-tile forward (include/cln_warp.cuh).  WCfg<TL, R, NW, MB>: TL time lanes per
-// warp, R packs per thread, NW warps per block, MB blocks per SM for __launch_bounds__
-// (the register cap 65536 / (32 NW MB)).  A call takes the first entry whose C capacity
-// R * 32 / TL covers C.  Every entry keeps 16 packs per thread (64 fp32 or 128 16-bit
-// values, as the Triton forward's tiles) and rows of at least 128 bytes (BT frames).
-template <int TL_, int R_, int NW_, int MB_>
+// The warp-tile forward (include/cln_warp.cuh).  WCfg<TL, R, NWC, NWT, MB>: TL time lanes
+// per warp, R packs per thread, NWC warps along the channels x NWT along time, MB blocks per
+// SM for __launch_bounds__ (the register cap 65536 / (32 NWC NWT MB)).  A call takes the
+// first entry whose C capacity R * 32 / TL * NWC covers C.  Every entry keeps 16 packs per
+// thread (64 fp32 or 128 16-bit values, as the Triton forward's tiles) and TL = 8: each load
+// instruction reads 4 channel rows x 128 contiguous bytes.  Session 36's first version laid
+// all warps along time (NWC = 1, TL = 32 / CL for C channels: 8 rows x 64 bytes per load at
+// C = 128, 32 rows x 16 bytes at C = 512) and ran 0.27-0.53 of copy bandwidth forward on the
+// H200 against the streaming kernels' 0.45-0.78 (bench/results/nvidia-h200-s36a-*,
+// -s36b-*).
+template <int TL_, int R_, int NWC_, int NWT_, int MB_>
 struct WCfg {
-  static constexpr int TL = TL_, R = R_, NW = NW_, MB = MB_;
-  static constexpr long long kCap = static_cast<long long>(R_) * (32 / TL_);
+  static constexpr int TL = TL_, R = R_, NWC = NWC_, NWT = NWT_, MB = MB_;
+  static constexpr long long kCap = static_cast<long long>(R_) * (32 / TL_) * NWC_;
 };
 template <typename T>
-struct WarpCfgs {  // fp16 / bf16: C <= 64 (128 frames), 128, 256 (64 frames)
-  using type = CfgList<WCfg<8, 16, 2, 6>, WCfg<4, 16, 2, 6>, WCfg<2, 16, 4, 3>>;
+struct WarpCfgs {  // fp16 / bf16: C <= 64 (128 frames), 128, 256, 512 (64 frames)
+  // C <= 512: one block of 8 warps per SM (MB = 1); two would cap the registers at 128,
+  // where ptxas spills 24-40 bytes.
+  using type = CfgList<WCfg<8, 16, 1, 2, 6>, WCfg<8, 16, 2, 1, 6>, WCfg<8, 16, 4, 1, 3>,
+                       WCfg<8, 16, 8, 1, 1>>;
 };
 template <>
-struct WarpCfgs<float> {  // C <= 64, 128 (64 frames), 256 (32 frames)
-  using type = CfgList<WCfg<8, 16, 2, 6>, WCfg<4, 16, 4, 4>, WCfg<2, 16, 4, 4>>;
+struct WarpCfgs<float> {  // C <= 64, 128 (64 frames), 256, 512 (32 frames)
+  using type = CfgList<WCfg<8, 16, 1, 2, 6>, WCfg<8, 16, 2, 2, 4>, WCfg<8, 16, 4, 1, 4>,
+                       WCfg<8, 16, 8, 1, 2>>;
 };
-// The last entry's capacity.  Not past it: C = 512 would take one time lane per warp
-// (TL = 1), 16-byte row segments per load instruction, half an L2 sector each; on the
-// H200 that entry ran the (16, 512, 4000) forward at 0.32 (fp32) / 0.27 (bf16) of copy
-// bandwidth against the streaming kernel's 0.78 / 0.66
-// (bench/results/nvidia-h200-s36a-tune-warp36-*.log).
-constexpr long long kWarpMaxC = 256;
+constexpr long long kWarpMaxC = 512;  // the last entry's capacity (both tables)
 
 // Whether the call takes the warp-tile kernel (checks a forced request).
 bool warp_call(const ClnFwdCall& c) {
@@ -136,7 +140,7 @@ bool warp_call(const ClnFwdCall& c) {
   if (c.dtype == DType::kF64)
     why = "float64 has no warp-tile kernel";
   else if (c.C > kWarpMaxC)
-    why = "C is above the warp-tile kernel's 256 channels";
+    why = "C is above the warp-tile kernel's 512 channels";
   else if (c.C * c.L >= (1LL << 31))
     why = "C * T reaches 2^31 (the warp-tile kernel's offsets are 32-bit)";
   if (why == nullptr) return c.warp_tiles == 2 || !resident_call(c);
@@ -157,13 +161,13 @@ void with_warp_cfg(const ClnFwdCall& c, F&& f) {
 
 template <typename T, typename Wc>
 constexpr int warp_bt() {
-  return WarpGeom<T, Wc::TL, Wc::R, Wc::NW>::BT;
+  return WarpGeom<T, Wc::TL, Wc::R, Wc::NWC, Wc::NWT>::BT;
 }
 
 template <typename T, typename P, typename Wc>
 void warp_impl(const ClnFwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) {
   using A = acc_t<T>;
-  using G = WarpGeom<T, Wc::TL, Wc::R, Wc::NW>;
+  using G = WarpGeom<T, Wc::TL, Wc::R, Wc::NWC, Wc::NWT>;
   const Setup su =
       setup_call(c, "cln_forward", G::BT, sizeof(A), false, ws, ws_bytes, st);
   ClnFwdArgs<T, P> a = call_args<T, P>(c);
@@ -172,7 +176,7 @@ void warp_impl(const ClnFwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) 
   a.nchunks = 1;
   const char* diag = std::getenv("NORMK_CLN_DIAG");  // timing only (cln_warp.cuh)
   a.diag = diag ? std::atoi(diag) : 0;
-  auto* kernel = &cln_fwd_warp_kernel<T, P, Wc::TL, Wc::R, Wc::NW, Wc::MB>;
+  auto* kernel = &cln_fwd_warp_kernel<T, P, Wc::TL, Wc::R, Wc::NWC, Wc::NWT, Wc::MB>;
   // The first wave's stagger, where the grid has two waves or more (a single wave has no
   // convoy to break; Triton's CLN_STAGGER_MIN_WAVES).
   const long long wave =

@@ -62,7 +62,7 @@ struct ClnFwdCall {
   // -1 = never.
   int64_t resident = 0;
   // The warp-tile forward (include/cln_warp.cuh, kernels.py's CLN_WARP_TILES): 0 = never,
-  // 1 = where it applies (float32 / float16 / bfloat16, C <= 256, not a resident call),
+  // 1 = where it applies (float32 / float16 / bfloat16, C <= 512, not a resident call),
   // 2 = always (throws where it does not apply).  warp_stagger_ns: its first wave's
   // loads spread over this many ns (grids of two waves or more; 0: none).
   int64_t warp_tiles = 0;

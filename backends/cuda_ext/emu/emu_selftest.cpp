@@ -330,7 +330,7 @@ void test_cln(DType dt, DType pt, bool params, int B, int C, int L, double dc, b
   if (!full) variants = {kLongG, kLongWarp};
   std::vector<const Knobs*> streams = {&kDefault, &kStream, &kWarpStream};
   if (!full) streams.resize(1);
-  if (dt == DType::kF64 || C > 256) streams.pop_back();  // no warp-tile kernel there
+  if (dt == DType::kF64 || C > 512) streams.pop_back();  // no warp-tile kernel there
   const DType acc = acc_of(dt);
   Buf xb = to_buf(rand_vec(static_cast<size_t>(B) * C * L, 1.0, dc), dt);
   const auto x = xb.values();

@@ -1,40 +1,40 @@
-// cLN forward with warps along time ("warp tiles"): one block per tile of all
-// C channels x BT frames, tiles by blockIdx, each frame's statistics reduced
-// inside one warp.
+// cLN forward, register tiles by blockIdx ("warp tiles"): one block per tile
+// of all C channels x BT frames, 16 packs per thread, tiles taken by blockIdx.
 // Framework-free (see norm_common.cuh).
 //
 // Why another register-tile forward.  The register-tile kernels of
-// cln_kernels.cuh lay a block's 7 data warps along the channels: every
-// frame's channel sums cross all of them through shared memory, a separate
-// scan warp holds the frame scan, and a thread keeps only R = 3-19 packs
-// (the tile of a block is 16-68 KB: C x 32 fp32 frames).  The Triton forward,
-// with the same idea (the tile in registers across the prefix wait) but
-// 32 KB tiles of 64 values per thread taken by program id, reached 0.73-0.80
-// of copy bandwidth in fp32 where this backend's streaming kernels reach
-// 0.64-0.77 (H200, bench/results/nvidia-h200-s35-cln-peers.md).  Triton's
-// layouts put its warps on the channel axis too, and at 16 bits its
-// forward is bound by instruction issue (about 21 per value; NOTES 34.3).
-// Here the layout is chosen by hand:
+// cln_kernels.cuh take tiles by an atomic ticket, lay 7 data warps along the
+// channels with a separate scan warp, and keep only R = 3-19 packs per thread
+// (a block's tile is 16-68 KB: C x 32 fp32 frames).  The Triton forward, with
+// the same idea (the tile in registers across the prefix wait) but 32 KB tiles
+// of 64 values per thread taken by program id, reached 0.73-0.80 of copy
+// bandwidth in fp32 where this backend's streaming kernels reach 0.64-0.77
+// (H200, bench/results/nvidia-h200-s35-cln-peers.md).  This kernel is that
+// design in CUDA:
 //
-//   * lane = cl * TL + tl: TL time lanes x CL = 32 / TL channel lanes.  A
-//     thread holds R 16-byte packs of V frames (4 fp32, 8 fp16 / bf16): pack
-//     r is channel r * CL + cl at frames t0 + w * FW + tl * V + [0, V), with
-//     FW = TL * V frames per warp and BT = NW * FW per tile.  One load
-//     instruction covers CL channel rows x TL * 16 contiguous bytes; the NW
-//     warps continue each row, so a tile row is BT frames of one run.
-//   * A frame's statistics: V sums in registers over the R packs, then an
-//     xor butterfly over the CL channel lanes (log2(CL) shuffles per value
-//     of V), which leaves the total, bitwise the same, in every channel
-//     lane.  Exact two passes (the sum, then the squared deviations from the
-//     frame mean), as the other kernels; no shared memory and no barrier.
+//   * A block is NWC warps along the channels x NWT along time.  lane =
+//     cl * TL + tl: TL time lanes x CL = 32 / TL channel lanes.  A thread
+//     holds R 16-byte packs of V frames (4 fp32, 8 fp16 / bf16): pack r is
+//     channel wc * CPW + r * CL + cl (CPW = R * CL channels per warp) at
+//     frames t0 + w * FW + tl * V + [0, V), FW = TL * V frames per warp,
+//     BT = NWT * FW per tile.  One load instruction covers CL channel rows x
+//     TL * 16 contiguous bytes; TL = 8 everywhere (128-byte lines).  The
+//     first version laid every warp along time (NWC = 1), so that a frame's
+//     sums never left a warp, at the price of TL = 32 / CL: 64-, 32- and
+//     16-byte row pieces per load at C = 128, 256, 512; it ran 0.27-0.53 of
+//     copy bandwidth (bench/results/nvidia-h200-s36a-*, -s36b-*).
+//   * A frame's statistics: V sums in registers over the R packs, an xor
+//     butterfly over the CL channel lanes (the same bits in every lane), then
+//     the NWC channel warps' partials through shared memory, added in warp
+//     order.  Exact two passes (the sum, then the squared deviations from the
+//     frame mean), as the other kernels.
 //   * The in-tile Chan scan: over the V frames of a thread, then over the TL
-//     time lanes (shuffles), then over the NW warps (their totals through
-//     shared memory, one barrier).  Each channel lane repeats it on the same
-//     values, so every thread ends with the statistics of its own frames.
+//     time lanes (shuffles), then over the NWT time warps (their totals
+//     through shared memory).  Every thread of a frame holds the same bits.
 //   * Warp 0 publishes the tile aggregate and reduces the exclusive prefix
 //     of earlier tiles (cln_exclusive_prefix of cln_kernels.cuh: the same
-//     words, groups and fixed order, so the same bits as that kernel's
-//     prefix), then one barrier hands the prefix to all.
+//     words, groups and fixed order), then one thread per frame finishes
+//     mu_t and rstd_t, and the block writes y.
 //   * Tiles by blockIdx (tile g = i * B + b), as CUB's single-pass scan and
 //     the Triton kernels take them: a block waits only on tiles of lower
 //     blockIdx, which the hardware dispatches first.  Triton measured the
@@ -56,17 +56,20 @@
 
 namespace normk {
 
-template <typename T, int TL_, int R_, int NW_>
+template <typename T, int TL_, int R_, int NWC_, int NWT_>
 struct WarpGeom {
   static constexpr int V = PackInfo<T>::V;
-  static constexpr int TL = TL_;       // time lanes per warp
-  static constexpr int CL = 32 / TL_;  // channel lanes per warp
-  static constexpr int R = R_;         // packs per thread
-  static constexpr int NW = NW_;       // warps per block
-  static constexpr int FW = TL_ * V;   // frames per warp
-  static constexpr int BT = NW_ * FW;  // frames per tile
-  static constexpr int CAP = R_ * CL;  // channels a tile holds
-  static constexpr int NT = NW_ * 32;
+  static constexpr int TL = TL_;        // time lanes per warp
+  static constexpr int CL = 32 / TL_;   // channel lanes per warp
+  static constexpr int R = R_;          // packs per thread
+  static constexpr int NWC = NWC_;      // warps along the channels
+  static constexpr int NWT = NWT_;      // warps along time
+  static constexpr int NW = NWC_ * NWT_;
+  static constexpr int FW = TL_ * V;    // frames per warp
+  static constexpr int BT = NWT_ * FW;  // frames per tile
+  static constexpr int CPW = R_ * CL;   // channels per warp
+  static constexpr int CAP = NWC_ * CPW;  // channels a tile holds
+  static constexpr int NT = NW * 32;
   static_assert(TL_ >= 1 && TL_ <= 32 && 32 % TL_ == 0, "TL must divide 32");
 };
 
@@ -114,29 +117,54 @@ __device__ __forceinline__ float warp_get(const uint4& u, int k) {
 // (bench/results/nvidia-h200-s36c-diag-warp.log).
 constexpr Ld kWarpLd = Ld::kCa;
 
-// The R packs of a thread (channels r * CL + cl; zeros past C or past T).
+// The R packs of a thread (channels c0 + r * CL; zeros past C or past T).
 template <Ld H, int R, int CL, typename T>
-__device__ __forceinline__ void warp_load(uint4 (&pk)[R], const T* xb, int off, int step, int cl,
+__device__ __forceinline__ void warp_load(uint4 (&pk)[R], const T* xb, int off, int step, int c0,
                                           int C, bool vec, int nvalid) {
 #pragma unroll
   for (int r = 0; r < R; ++r) {
-    const int c = r * CL + cl;
+    const int c = c0 + r * CL;
     pk[r] = (c < C && nvalid > 0) ? load_pack<T, H>(xb + (off + r * step), vec, nvalid)
                                   : make_uint4(0u, 0u, 0u, 0u);
   }
 }
 
-template <typename T, typename P, int TL, int R, int NW, int MB>
-__global__ void __launch_bounds__(NW * 32, MB) cln_fwd_warp_kernel(const ClnFwdArgs<T, P> args) {
+// The NWC channel warps' sums of frame f (this thread's frames f0 .. f0 + V), added in warp
+// order (the same bits in every channel warp).  One barrier; `red` is not reused.
+template <int NWC, int BT, int V, typename A>
+__device__ __forceinline__ void warp_channel_sum(A (&v)[V], A (*red)[BT], int wc, int f0,
+                                                 bool writer) {
+  if constexpr (NWC > 1) {
+    if (writer) {
+#pragma unroll
+      for (int k = 0; k < V; ++k) red[wc][f0 + k] = v[k];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      A t = red[0][f0 + k];
+#pragma unroll
+      for (int u = 1; u < NWC; ++u) t += red[u][f0 + k];
+      v[k] = t;
+    }
+  }
+}
+
+template <typename T, typename P, int TL, int R, int NWC, int NWT, int MB>
+__global__ void __launch_bounds__(NWC * NWT * 32, MB)
+    cln_fwd_warp_kernel(const ClnFwdArgs<T, P> args) {
   pdl_chain_start();  // launched with `pdl`: nothing is read before the launch before ends
   using A = acc_t<T>;
-  using G = WarpGeom<T, TL, R, NW>;
+  using G = WarpGeom<T, TL, R, NWC, NWT>;
   using Op = ClnFwdOp<A>;
   using Vt = typename Op::V;
   constexpr int V = G::V, CL = G::CL, FW = G::FW, BT = G::BT;
+  constexpr int NW = NWT;  // the scan's warps: one per time slice
 
-  __shared__ A s_wn[NW], s_wm[NW], s_wM[NW];  // each warp's frames combined
-  __shared__ A s_xn[NW], s_xm[NW], s_xM[NW];  // the frames of the warps before it
+  // The channel warps' partial frame sums (the mean pass, the M2 pass).
+  __shared__ A s_red1[NWC > 1 ? NWC : 1][BT], s_red2[NWC > 1 ? NWC : 1][BT];
+  __shared__ A s_wn[NW], s_wm[NW], s_wM[NW];  // each time warp's frames combined
+  __shared__ A s_xn[NW], s_xm[NW], s_xM[NW];  // the frames of the time warps before it
   __shared__ long long s_pn;                  // the cross-tile exclusive prefix
   __shared__ A s_pm, s_pM;
   // Each frame's statistics within its warp (n, mean, M2), then (-, mu_t, rstd_t).
@@ -149,8 +177,9 @@ __global__ void __launch_bounds__(NW * 32, MB) cln_fwd_warp_kernel(const ClnFwdA
     while (global_ns() < until) __nanosleep(200);
   }
 
-  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  const int lane = threadIdx.x & 31, wc = (threadIdx.x >> 5) % NWC, w = (threadIdx.x >> 5) / NWC;
   const int tl = lane % TL, cl = lane / TL;
+  const int c0 = wc * G::CPW + cl;  // this thread's first channel
   const int C = args.C, L = args.L;
   const int b = tile % args.B;
   const int i = tile / args.B;
@@ -161,11 +190,12 @@ __global__ void __launch_bounds__(NW * 32, MB) cln_fwd_warp_kernel(const ClnFwdA
   const long long bofs = static_cast<long long>(b) * C * L;
   // 32-bit offsets within one sequence (the launcher checks C * L < 2^31): the addresses
   // of the 16 packs are not kept as 64-bit pointers across the prefix wait.
-  const int off = cl * L + tt, step = CL * L;
+  const int off = c0 * L + tt, step = CL * L;
   const T* xb = args.x + bofs;
 
   uint4 pk[R];
-  warp_load<kWarpLd, R, CL>(pk, xb, off, step, cl, C, vec, nvalid);
+  warp_load<kWarpLd, R, CL>(pk, xb, off, step, c0, C, vec, nvalid);
+  const int fw0 = w * FW + tl * V;  // this thread's first frame in the tile
 
   // ---- per-frame mean and M2 over the C channels (rows past C hold zeros) ----
   const A Cf = static_cast<A>(C);
@@ -177,9 +207,12 @@ __global__ void __launch_bounds__(NW * 32, MB) cln_fwd_warp_kernel(const ClnFwdA
     for (int r = 0; r < R; ++r) s += warp_get<T>(pk[r], k);
 #pragma unroll
     for (int o = TL; o < 32; o <<= 1) s += __shfl_xor_sync(kFullMask, s, o);
-    mu[k] = s / Cf;
+    mu[k] = s;
     q[k] = A(0);
   }
+  warp_channel_sum<NWC, BT>(mu, s_red1, wc, fw0, cl == 0);
+#pragma unroll
+  for (int k = 0; k < V; ++k) mu[k] = mu[k] / Cf;
   if (C == G::CAP) {  // every row holds a channel: no select per value
 #pragma unroll
     for (int r = 0; r < R; ++r)
@@ -191,7 +224,7 @@ __global__ void __launch_bounds__(NW * 32, MB) cln_fwd_warp_kernel(const ClnFwdA
   } else {
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-      const bool ok = r * CL + cl < C;
+      const bool ok = c0 + r * CL < C;
 #pragma unroll
       for (int k = 0; k < V; ++k) {
         const A d = ok ? warp_get<T>(pk[r], k) - mu[k] : A(0);
@@ -203,6 +236,7 @@ __global__ void __launch_bounds__(NW * 32, MB) cln_fwd_warp_kernel(const ClnFwdA
   for (int k = 0; k < V; ++k)
 #pragma unroll
     for (int o = TL; o < 32; o <<= 1) q[k] += __shfl_xor_sync(kFullMask, q[k], o);
+  warp_channel_sum<NWC, BT>(q, s_red2, wc, fw0, cl == 0);
 
   // ---- in-tile scan: this thread's V frames, then its time lanes (within the warp) ----
   A n = A(0), m = A(0), M = A(0);
@@ -228,13 +262,12 @@ __global__ void __launch_bounds__(NW * 32, MB) cln_fwd_warp_kernel(const ClnFwdA
   // Channel lane 0 keeps its frames' statistics within the warp in shared memory (every
   // channel lane holds the same bits): nothing of the scan stays in registers across the
   // prefix wait but the tile.
-  if (cl == 0) {
-    const int f0 = w * FW + tl * V;
+  if (cl == 0 && wc == 0) {
 #pragma unroll
     for (int k = 0; k < V; ++k)
-      chan_combine(en, em, eM, fn[k], mu[k], q[k], s_fn[f0 + k], s_fm[f0 + k], s_fM[f0 + k]);
+      chan_combine(en, em, eM, fn[k], mu[k], q[k], s_fn[fw0 + k], s_fm[fw0 + k], s_fM[fw0 + k]);
   }
-  if (lane == TL - 1) {
+  if (lane == TL - 1 && wc == 0) {
     s_wn[w] = n;
     s_wm[w] = m;
     s_wM[w] = M;
@@ -242,7 +275,7 @@ __global__ void __launch_bounds__(NW * 32, MB) cln_fwd_warp_kernel(const ClnFwdA
   __syncthreads();
 
   // ---- warp 0: the tile aggregate's publication and the cross-tile prefix ----
-  if (w == 0) {
+  if (threadIdx.x < 32) {
     if (lane == 0) {  // the warps' exclusive prefixes in the tile, in order, and the aggregate
       A an = A(0), am = A(0), aM = A(0);
       for (int v = 0; v < NW; ++v) {
@@ -292,9 +325,8 @@ __global__ void __launch_bounds__(NW * 32, MB) cln_fwd_warp_kernel(const ClnFwdA
   A rs[V];
 #pragma unroll
   for (int k = 0; k < V; ++k) {
-    const int f = w * FW + tl * V + k;
-    mu[k] = s_fm[f];
-    rs[k] = s_fM[f];
+    mu[k] = s_fm[fw0 + k];
+    rs[k] = s_fM[fw0 + k];
   }
 
   // ---- y = (x - mu_t) * rstd_t * gamma + beta ----
@@ -302,7 +334,7 @@ __global__ void __launch_bounds__(NW * 32, MB) cln_fwd_warp_kernel(const ClnFwdA
   if (nvalid > 0) {
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-      const int c = r * CL + cl;
+      const int c = c0 + r * CL;
       if (c < C) {
         const A gm = args.gamma ? load_param<P, A>(args.gamma, c) : A(1);
         const A bt = args.beta ? load_param<P, A>(args.beta, c) : A(0);
