@@ -17,6 +17,14 @@
 #                                         # kernels and Triton, the no-wait level (-s36e-)
 set -uo pipefail
 source bench/gpu_env.sh
+# The warp-tile forward's path tests (tests/test_cuda_ext_paths.py -k warp) into $OUT/test-warp.log.
+warp_tests() {
+  local par; par=$(gpu_xdist_args)
+  # shellcheck disable=SC2086
+  timeout -s KILL 200 python3 -m pytest -q $par tests/test_cuda_ext_paths.py -k warp \
+    > "$OUT/test-warp.log" 2>&1
+  echo "warp tests rc=$?"; tail -2 "$OUT/test-warp.log"
+}
 case "${1:-}" in
   warp)
     par=$(gpu_xdist_args)
@@ -40,11 +48,7 @@ case "${1:-}" in
   diag)
     # The warp-tile forward with its prefix wait left out (NORMK_CLN_DIAG = 1) beside the
     # streaming kernel's levels, and its path tests again.
-    par=$(gpu_xdist_args)
-    # shellcheck disable=SC2086
-    timeout -s KILL 200 python3 -m pytest -q $par tests/test_cuda_ext_paths.py -k warp \
-      > "$OUT/test-warp.log" 2>&1
-    echo "warp tests rc=$?"; tail -2 "$OUT/test-warp.log"
+    warp_tests
     timeout -s KILL 200 python3 -m bench.diag_cln_stream --variants \
       "stream,stream diag1 no-wait,stream diag2 load-store,warp,warp diag1 no-wait" \
       > "$OUT/diag-warp.log" 2>&1
@@ -53,11 +57,7 @@ case "${1:-}" in
   ld)
     # Tile loads by plain ld.global (kWarpLd): the path tests, the diag levels, and ncu of one
     # warp-tile forward at (2, 128, 64000) fp32.
-    par=$(gpu_xdist_args)
-    # shellcheck disable=SC2086
-    timeout -s KILL 200 python3 -m pytest -q $par tests/test_cuda_ext_paths.py -k warp \
-      > "$OUT/test-warp.log" 2>&1
-    echo "warp tests rc=$?"; tail -2 "$OUT/test-warp.log"
+    warp_tests
     timeout -s KILL 150 python3 -m bench.diag_cln_stream --variants "warp,warp diag1 no-wait" \
       > "$OUT/diag-warp.log" 2>&1
     echo "diag rc=$?"; cat "$OUT/diag-warp.log"
@@ -75,11 +75,7 @@ run_once('cuda_ext', (2, 128, 64000), torch.float32)" > "$OUT/ncu-warp.txt" 2>&1
     # load): its path tests, bench.tune's forward at the targets (two rounds, against the
     # default streaming kernels and the register-tile kernels), Triton's default, and the
     # diag level without the prefix wait.
-    par=$(gpu_xdist_args)
-    # shellcheck disable=SC2086
-    timeout -s KILL 200 python3 -m pytest -q $par tests/test_cuda_ext_paths.py -k warp \
-      > "$OUT/test-warp.log" 2>&1
-    echo "warp tests rc=$?"; tail -2 "$OUT/test-warp.log"
+    warp_tests
     for r in 1 2; do
       timeout -s KILL 150 python3 -m bench.tune --backend cuda_ext --ops cln --parts shapes \
         --modes fwd --dtype fp32,bf16 --variants "default,warp,warp no stagger,regs" \
