@@ -60,9 +60,6 @@ def main() -> int:
         "cp.async": ({"CLN_STREAM_TMA": -1}, 0),
         "cp.async diag1": ({"CLN_STREAM_TMA": -1}, 1),
         "cp.async diag2": ({"CLN_STREAM_TMA": -1}, 2),
-        # The forward's warp-tile kernel (include/cln_warp.cuh; C <= 256): level 1 only.
-        "warp": ({"CLN_WARP_TILES": 2}, 0),
-        "warp diag1 no-wait": ({"CLN_WARP_TILES": 2}, 1),
     }
     only = [v for v in args.variants.split(",") if v] if args.variants else list(variants)
     run_levels(

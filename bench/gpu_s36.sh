@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Session 36's calls, each within the 600-s limit:
+# The warp-tile kernel was removed in session 37 (NOTES 37): check out ed878e7 to rerun these.
 #   OUT=out bash bench/gpu_s36.sh warp    # the forward's warp-tile kernel (cuda_ext,
 #                                         # include/cln_warp.cuh): its path tests, then
 #                                         # bench.tune's forward at the target shapes, two

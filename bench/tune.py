@@ -284,14 +284,6 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "D1 S2": {"CLN_STREAM_LEAD": 1, "CLN_STREAM_STAGES": 2},
         # Plain launches and a memset instead of the chain by programmatic dependent launch.
         "no pdl": {"CLN_PDL": 0},
-        # The forward's warp-tile kernel (include/cln_warp.cuh) where it applies, with its
-        # first wave's stagger at the default 3 us, none, 2 and 5 us, and with G = 128 and 64.
-        "warp": {"CLN_WARP_TILES": 1},
-        "warp no stagger": {"CLN_WARP_TILES": 1, "CLN_WARP_STAGGER_NS": 0},
-        "warp stagger 2us": {"CLN_WARP_TILES": 1, "CLN_WARP_STAGGER_NS": 2000},
-        "warp stagger 5us": {"CLN_WARP_TILES": 1, "CLN_WARP_STAGGER_NS": 5000},
-        "warp G128": {"CLN_WARP_TILES": 1, "CLN_GROUP_TILES": 128},
-        "warp G64": {"CLN_WARP_TILES": 1, "CLN_GROUP_TILES": 64},
     },
 }
 SEED_VARIANTS: dict[str, dict[str, dict[str, object]]] = {

@@ -8,8 +8,7 @@ register-tile kernels (``include/cln_kernels.cuh``), and picks the streaming
 tile shape from C and the dtype.  The shared harness only
 reaches what its shapes select, so here each family and shape is forced with
 the module's knobs (``CLN_RESIDENT``, ``CLN_STREAM_PPR``, ``CLN_STREAM_STAGES``,
-``CLN_STREAM_LEAD``, ``CLN_STREAM_TMA``, ``CLN_GROUP_TILES``, ``CLN_WARP_TILES``, read at
-every call) and
+``CLN_STREAM_LEAD``, ``CLN_STREAM_TMA``, ``CLN_GROUP_TILES``, read at every call) and
 checked with the same harness functions.  Small groups (G = 2, 3) put group links and
 group starts on the GPU, where blocks run concurrently (the CPU emulator in
 ``test_cuda_ext_build.py`` runs them one after another).  GPU only: the extension needs
@@ -56,14 +55,9 @@ VARIANTS = {
     "stream-tma-refill-S2": {"CLN_STREAM_TMA": 1, "CLN_STREAM_STAGES": 2, "CLN_GROUP_TILES": 3},
     "stream-tma-refill-ppr8-S4": {"CLN_STREAM_TMA": 1, "CLN_STREAM_PPR": 8, "CLN_STREAM_STAGES": 4},
     "stream-tma-D1": {"CLN_RESIDENT": -1, "CLN_STREAM_TMA": 1, "CLN_STREAM_LEAD": 1},
-    # The forward's warp-tile kernel (include/cln_warp.cuh; the backward is unchanged),
-    # forced; with small groups; without its first wave's stagger.
-    "warp": {"CLN_WARP_TILES": 2},
-    "warp-G3": {"CLN_WARP_TILES": 2, "CLN_GROUP_TILES": 3},
-    "warp-G2-nostagger": {"CLN_WARP_TILES": 2, "CLN_GROUP_TILES": 2, "CLN_WARP_STAGGER_NS": 0},
 }
 # A launcher refusal that a forced variant may meet at some shape (the case is then skipped).
-REFUSALS = ("needs more shared memory", "stream_tma = 1 but", "warp_tiles = 2 but")
+REFUSALS = ("needs more shared memory", "stream_tma = 1 but")
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +99,7 @@ def test_backward(cdevice, name, shape):
         harness.check_cln_backward("cuda_ext", cdevice, shape, torch.float32, True)
 
 
-@pytest.mark.parametrize("name", ["auto", "stream", "regs-G3", "stream-ppr8-S2", "warp-G3"])
+@pytest.mark.parametrize("name", ["auto", "stream", "regs-G3", "stream-ppr8-S2"])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
 def test_state_16bit(cdevice, name, dtype):
     with variant(name):
@@ -124,7 +118,7 @@ def test_tma_16bit(cdevice, name, dtype):
             harness.check_cln_backward("cuda_ext", cdevice, shape, dtype, True)
 
 
-@pytest.mark.parametrize("name", ["stream", "stream-G2", "regs-G3", "stream-cp.async", "warp-G3"])
+@pytest.mark.parametrize("name", ["stream", "stream-G2", "regs-G3", "stream-cp.async"])
 def test_workspace_reuse(cdevice, name):
     """Back-to-back calls of one shape get the same workspace block from the caching
     allocator, its slots still holding the previous call's published words with their
@@ -137,33 +131,7 @@ def test_workspace_reuse(cdevice, name):
             harness.check_cln_backward("cuda_ext", cdevice, (8, 4, 1024), torch.float32, True)
 
 
-@pytest.mark.parametrize("name", ["warp", "warp-G2-nostagger"])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
-@pytest.mark.parametrize(
-    "shape",
-    [
-        (3, 40, 200),
-        (2, 100, 136),
-        (1, 200, 131),
-        (2, 256, 72),
-        (1, 300, 64),
-        (1, 512, 67),
-        (1, 600, 64),
-    ],
-    ids=str,
-)
-def test_warp_tiles(cdevice, name, dtype, shape):
-    """The warp-tile forward at each of its four tile shapes (C <= 64, 128, 256, 512; every
-    row a channel at C = 256 and 512), T a multiple of 8 (16-byte loads) and not (scalar
-    loads, a partial last pack), in all three of its dtypes; past C = 512 it refuses (skip)."""
-    with variant(name):
-        harness.check_cln_forward("cuda_ext", cdevice, shape, dtype, True)
-        harness.check_cln_forward("cuda_ext", cdevice, shape, dtype, False)
-        if dtype == torch.float32:  # the two-pass statistics at a DC offset
-            harness.check_cln_forward("cuda_ext", cdevice, shape, dtype, True, dc=1000.0)
-
-
-@pytest.mark.parametrize("name", ["auto", "stream", "stream-G2", "regs-G3", "warp-G3"])
+@pytest.mark.parametrize("name", ["auto", "stream", "stream-G2", "regs-G3"])
 def test_causal(cdevice, name):
     with variant(name):
         harness.check_cln_causal("cuda_ext", cdevice, (2, 9, 60), torch.float32)
@@ -200,7 +168,6 @@ def test_rmsnorm_backward(cdevice, name, shape, dtype):
         ("regs", (4, 64, 32768)),
         ("stream-cp.async", (4, 64, 32768)),
         ("resident", (4, 64, 300)),
-        ("warp", (4, 64, 32768)),
     ],
     ids=str,
 )

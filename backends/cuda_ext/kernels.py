@@ -119,16 +119,6 @@ CLN_RESIDENT = 0
 #                    before it reads anything, csrc/launch_util.h launch_ex); 0: plain
 #                    launches and a memset.
 CLN_PDL = 1
-# CLN_WARP_TILES     The forward's warp-tile kernel (include/cln_warp.cuh: one block per
-#                    tile taken by blockIdx, 16 packs per thread, each frame's channel sums
-#                    inside one warp): 0: never; 1: where it applies (float32 / float16 /
-#                    bfloat16, C <= 512, not a resident call); 2: always (raises where it
-#                    does not apply).
-# CLN_WARP_STAGGER_NS  Its first wave of blocks spreads its loads over this many ns (grids
-#                    of at least two waves; 0: none), as the Triton forward's
-#                    CLN_FWD_STAGGER_NS.
-CLN_WARP_TILES = 0
-CLN_WARP_STAGGER_NS = 3000
 # RMS_BWD_STAGES     RMSNorm backward of fp32 / fp16 / bf16 rows of N <= 8192 (a
 #                    multiple of 16 bytes): the row kernel (include/rmsnorm_kernels.cuh,
 #                    rms_bwd_row_kernel) with 0: automatic (no ring: a ring of 2-3
@@ -297,8 +287,6 @@ def cln_forward(
         CLN_RESIDENT,
         CLN_STREAM_TMA,
         CLN_PDL,
-        CLN_WARP_TILES,
-        CLN_WARP_STAGGER_NS,
     )
 
 
@@ -341,11 +329,10 @@ def cln_knobs(
     resident: int | None = None,
     stream_tma: int | None = None,
     pdl: int | None = None,
-    warp_tiles: int | None = None,
 ) -> Iterator[None]:
     """Set the cLN knobs ``CLN_GROUP_TILES``, ``CLN_STREAM_PPR``, ``CLN_STREAM_STAGES``,
-    ``CLN_STREAM_LEAD``, ``CLN_RESIDENT``, ``CLN_STREAM_TMA``, ``CLN_PDL`` and
-    ``CLN_WARP_TILES`` for the calls inside the block.
+    ``CLN_STREAM_LEAD``, ``CLN_RESIDENT``, ``CLN_STREAM_TMA`` and ``CLN_PDL`` for the calls
+    inside the block.
 
     ``None`` keeps a knob as it is; the previous values come back on exit.  For a
     sweep on the GPU, e.g. ``with cln_knobs(group_tiles=512): t = time(...)``.
@@ -359,7 +346,6 @@ def cln_knobs(
         "CLN_RESIDENT": resident,
         "CLN_STREAM_TMA": stream_tma,
         "CLN_PDL": pdl,
-        "CLN_WARP_TILES": warp_tiles,
     }
     module = globals()
     saved = {name: module[name] for name in want}
@@ -625,7 +611,7 @@ def bench(device: torch.device | None = None) -> None:
     print(
         f"cLN knobs: CLN_GROUP_TILES={CLN_GROUP_TILES} CLN_STREAM_PPR={CLN_STREAM_PPR} "
         f"CLN_STREAM_STAGES={CLN_STREAM_STAGES} CLN_STREAM_LEAD={CLN_STREAM_LEAD} "
-        f"CLN_STREAM_TMA={CLN_STREAM_TMA} CLN_PDL={CLN_PDL} CLN_WARP_TILES={CLN_WARP_TILES}"
+        f"CLN_STREAM_TMA={CLN_STREAM_TMA} CLN_PDL={CLN_PDL}"
     )
     for dtype in (torch.float32, torch.bfloat16):
         acc = acc_dtype(dtype)

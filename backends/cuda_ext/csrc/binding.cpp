@@ -117,7 +117,7 @@ void cln_forward(const Tensor& x, OptTensor gamma, OptTensor beta, double eps,
                  const Tensor& y, const Tensor& mean, const Tensor& rstd,
                  const Tensor& m2_last, int64_t group_tiles, int64_t stream_ppr,
                  int64_t stream_stages, int64_t stream_lead, int64_t resident,
-                 int64_t stream_tma, int64_t pdl, int64_t warp_tiles, int64_t warp_stagger_ns) {
+                 int64_t stream_tma, int64_t pdl) {
   const char* op = "cln_forward";
   check_cln_input(x, op);
   const auto dt = to_dtype(x.scalar_type(), op, "x");
@@ -156,8 +156,6 @@ void cln_forward(const Tensor& x, OptTensor gamma, OptTensor beta, double eps,
   set_cln_sizes_and_knobs(c, x,
                           {group_tiles, stream_ppr, stream_stages, stream_lead, stream_tma, pdl});
   c.resident = resident;
-  c.warp_tiles = warp_tiles;
-  c.warp_stagger_ns = warp_stagger_ns;
   const size_t bytes = normk::cln_fwd_workspace_bytes(c);
   const Tensor ws = workspace(x, bytes);
   normk::cln_fwd(c, ws.data_ptr(), bytes, c10::cuda::getCurrentCUDAStream());
@@ -282,8 +280,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         py::arg("eps"), py::arg("count0"), py::arg("mean0"), py::arg("m2_0"), py::arg("y"),
         py::arg("mean"), py::arg("rstd"), py::arg("m2_last"), py::arg("group_tiles"),
         py::arg("stream_ppr"), py::arg("stream_stages"), py::arg("stream_lead"),
-        py::arg("resident") = 0, py::arg("stream_tma") = 0, py::arg("pdl") = 0,
-        py::arg("warp_tiles") = 0, py::arg("warp_stagger_ns") = 0);
+        py::arg("resident") = 0, py::arg("stream_tma") = 0, py::arg("pdl") = 0);
   m.def("cln_backward", &cln_backward, py::arg("dy"), py::arg("x"), py::arg("gamma"),
         py::arg("mean"), py::arg("rstd"), py::arg("count"), py::arg("dx"), py::arg("dgamma"),
         py::arg("dbeta"), py::arg("group_tiles"), py::arg("stream_ppr"), py::arg("stream_stages"),

@@ -44,7 +44,6 @@
 #include "cln_kernels.cuh"
 #include "cln_resident.cuh"
 #include "cln_stream.cuh"
-#include "cln_warp.cuh"
 #include "launch_util.h"
 #include "tma_host.h"
 

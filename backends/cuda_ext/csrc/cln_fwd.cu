@@ -96,7 +96,6 @@ void resident_impl(const ClnFwdCall& c, cudaStream_t st) {
 
 // Whether the call takes the resident kernel (checks a forced request).
 bool resident_call(const ClnFwdCall& c) {
-  if (c.warp_tiles == 2) return false;  // the warp-tile kernel forced
   bool r = false;
   dispatch_types(c.dtype, c.param_dtype, "cln_forward", [&](auto tp) {
     r = use_resident<typename decltype(tp)::T>(c, "cln_forward");
@@ -104,116 +103,14 @@ bool resident_call(const ClnFwdCall& c) {
   return r;
 }
 
-// The warp-tile forward (include/cln_warp.cuh).  WCfg<TL, R, NWC, NWT, MB>: TL time lanes
-// per warp, R packs per thread, NWC warps along the channels x NWT along time, MB blocks per
-// SM for __launch_bounds__ (the register cap 65536 / (32 NWC NWT MB)).  A call takes the
-// first entry whose C capacity R * 32 / TL * NWC covers C.  Every entry keeps 16 packs per
-// thread (64 fp32 or 128 16-bit values, as the Triton forward's tiles) and TL = 8: each load
-// instruction reads 4 channel rows x 128 contiguous bytes.  Session 36's first version laid
-// all warps along time (NWC = 1, TL = 32 / CL for C channels: 8 rows x 64 bytes per load at
-// C = 128, 32 rows x 16 bytes at C = 512) and ran 0.27-0.53 of copy bandwidth forward on the
-// H200 against the streaming kernels' 0.45-0.78 (bench/results/nvidia-h200-s36a-*,
-// -s36b-*).
-template <int TL_, int R_, int NWC_, int NWT_, int MB_>
-struct WCfg {
-  static constexpr int TL = TL_, R = R_, NWC = NWC_, NWT = NWT_, MB = MB_;
-  static constexpr long long kCap = static_cast<long long>(R_) * (32 / TL_) * NWC_;
-};
-template <typename T>
-struct WarpCfgs {  // fp16 / bf16: C <= 64 (128 frames), 128, 256, 512 (64 frames)
-  // C <= 512: one block of 8 warps per SM (MB = 1); two would cap the registers at 128,
-  // where ptxas spills 24-40 bytes.
-  using type = CfgList<WCfg<8, 16, 1, 2, 6>, WCfg<8, 16, 2, 1, 6>, WCfg<8, 16, 4, 1, 3>,
-                       WCfg<8, 16, 8, 1, 1>>;
-};
-template <>
-struct WarpCfgs<float> {  // C <= 64, 128 (64 frames), 256, 512 (32 frames)
-  using type = CfgList<WCfg<8, 16, 1, 2, 6>, WCfg<8, 16, 2, 2, 4>, WCfg<8, 16, 4, 1, 4>,
-                       WCfg<8, 16, 8, 1, 2>>;
-};
-constexpr long long kWarpMaxC = 512;  // the last entry's capacity (both tables)
-
-// Whether the call takes the warp-tile kernel (checks a forced request).
-bool warp_call(const ClnFwdCall& c) {
-  if (c.warp_tiles <= 0) return false;
-  const char* why = nullptr;
-  if (c.dtype == DType::kF64)
-    why = "float64 has no warp-tile kernel";
-  else if (c.C > kWarpMaxC)
-    why = "C is above the warp-tile kernel's 512 channels";
-  else if (c.C * c.L >= (1LL << 31))
-    why = "C * T reaches 2^31 (the warp-tile kernel's offsets are 32-bit)";
-  if (why == nullptr) return c.warp_tiles == 2 || !resident_call(c);
-  if (c.warp_tiles == 2)
-    throw std::runtime_error(std::string("cuda_ext: cln_forward: warp_tiles = 2 but ") + why);
-  return false;
-}
-
-// f(tp, WCfg) for a warp-tile call.
-template <typename F>
-void with_warp_cfg(const ClnFwdCall& c, F&& f) {
-  dispatch_types(c.dtype, c.param_dtype, "cln_forward", [&](auto tp) {
-    using T = typename decltype(tp)::T;
-    if constexpr (sizeof(T) <= 4)
-      with_first_fit(typename WarpCfgs<T>::type{}, c.C, [&](auto wc) { f(tp, wc); });
-  });
-}
-
-template <typename T, typename Wc>
-constexpr int warp_bt() {
-  return WarpGeom<T, Wc::TL, Wc::R, Wc::NWC, Wc::NWT>::BT;
-}
-
-template <typename T, typename P, typename Wc>
-void warp_impl(const ClnFwdCall& c, void* ws, size_t ws_bytes, cudaStream_t st) {
-  using A = acc_t<T>;
-  using G = WarpGeom<T, Wc::TL, Wc::R, Wc::NWC, Wc::NWT>;
-  const Setup su =
-      setup_call(c, "cln_forward", G::BT, sizeof(A), false, ws, ws_bytes, st);
-  ClnFwdArgs<T, P> a = call_args<T, P>(c);
-  a.vec = c.L % PackInfo<T>::V == 0 && aligned16(c.x) && aligned16(c.y);
-  set_prefix_workspace<decltype(a), A>(a, su.p, su.l, su.w);
-  a.nchunks = 1;
-  const char* diag = std::getenv("NORMK_CLN_DIAG");  // timing only (cln_warp.cuh)
-  a.diag = diag ? std::atoi(diag) : 0;
-  auto* kernel = &cln_fwd_warp_kernel<T, P, Wc::TL, Wc::R, Wc::NWC, Wc::NWT, Wc::MB>;
-  // The first wave's stagger, where the grid has two waves or more (a single wave has no
-  // convoy to break; Triton's CLN_STAGGER_MIN_WAVES).
-  const long long wave =
-      static_cast<long long>(blocks_per_sm(reinterpret_cast<const void*>(kernel), G::NT, 0)) *
-      sm_count();
-  if (c.warp_stagger_ns > 0 && wave > 0 && su.p.ntot >= 2 * wave) {
-    a.stagger_ns = static_cast<int>(c.warp_stagger_ns);
-    a.stagger_w = static_cast<int>(wave);
-  }
-  tile_launch(kernel, G::NT, su.p.ntot, st, use_pdl(c), a, "cln_forward warp-tile kernel launch");
-  check_launch("cln_forward warp-tile kernel launch");
-}
-
 }  // namespace
 
 size_t cln_fwd_workspace_bytes(const ClnFwdCall& c) {
-  if (warp_call(c)) {
-    size_t bytes = 0;
-    with_warp_cfg(c, [&](auto tp, auto wc) {
-      using T = typename decltype(tp)::T;
-      const Plan p = plan(c.B, c.L, warp_bt<T, decltype(wc)>(), c.group_tiles);
-      bytes = layout(sizeof(acc_t<T>), p.ntot, c.B * p.ngroups, c.C, false).total;
-    });
-    return bytes;
-  }
   if (resident_call(c)) return 0;
   return cln_workspace_bytes<FwdCfgs>(c, "cln_forward", false, false);
 }
 
 void cln_fwd(const ClnFwdCall& c, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
-  if (warp_call(c)) {
-    with_warp_cfg(c, [&](auto tp, auto wc) {
-      warp_impl<typename decltype(tp)::T, typename decltype(tp)::P, decltype(wc)>(
-          c, workspace, workspace_bytes, stream);
-    });
-    return;
-  }
   if (resident_call(c)) {
     dispatch_types(c.dtype, c.param_dtype, "cln_forward", [&](auto tp) {
       resident_impl<typename decltype(tp)::T, typename decltype(tp)::P>(c, stream);

@@ -61,12 +61,6 @@ struct ClnFwdCall {
   // streaming setting is forced, 1 = always (throws where it does not fit),
   // -1 = never.
   int64_t resident = 0;
-  // The warp-tile forward (include/cln_warp.cuh, kernels.py's CLN_WARP_TILES): 0 = never,
-  // 1 = where it applies (float32 / float16 / bfloat16, C <= 512, not a resident call),
-  // 2 = always (throws where it does not apply).  warp_stagger_ns: its first wave's
-  // loads spread over this many ns (grids of two waves or more; 0: none).
-  int64_t warp_tiles = 0;
-  int64_t warp_stagger_ns = 0;
   // The call's launches chained by programmatic dependent launch where the GPU has it
   // (sm_90+; kernels.py's CLN_PDL): 1 = the workspace zeroed by a kernel instead of a
   // memset, and every launch of the call (zeroing, cLN kernel, the backward's column sums)

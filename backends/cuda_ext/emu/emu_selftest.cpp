@@ -255,7 +255,6 @@ struct Knobs {
   int64_t resident = 0;
   int64_t stream_tma = 0;  // the streaming kernels' copies: 0 TMA where it applies, -1 cp.async
   int64_t pdl = 1;  // the workspace zeroed by the zero kernel (1) or a memset (0)
-  int64_t warp = 0;  // the forward's warp-tile kernel (include/cln_warp.cuh): 2 forced
 };
 // The default: one group for every shape here (at most 141 tiles).
 const Knobs kDefault{"default", 0};
@@ -274,26 +273,21 @@ const Knobs kSmallG[] = {{"G=3", 3, 0, 0, 0, -1},
                          {"ppr=8 S=3 D=1", 0, 8, 3, 1},
                          {"ppr=4 S=4 D=3 G=3", 3, 4, 4, 3},
                          {"cp.async G=2", 2, 0, 0, 0, -1, -1},
-                         {"ppr=8 S=2 cp.async", 0, 8, 2, 0, 0, -1},
-                         {"warp", 0, 0, 0, 0, 0, 0, 1, 2},
-                         {"warp G=3 memset", 3, 0, 0, 0, 0, 0, 0, 2}};
-// Streaming with state and G = 2 (the forward's warp-tile kernel too).
+                         {"ppr=8 S=2 cp.async", 0, 8, 2, 0, 0, -1}};
+// Streaming with state and G = 2.
 const Knobs kStream{"G=2", 2, 0, 0, 0, -1};
-const Knobs kWarpStream{"warp G=2", 2, 0, 0, 0, 0, 0, 1, 2};
 // The long sequences (L >= 1000; slow on the emulator: one fiber per CUDA
 // thread) run the default (for the 141 fp32 tiles of L = 4500, one group:
 // the last tile reduces 140 words, more than the kPrefixU rounds of 32 in
 // flight, so the prefix loop iterates) and G = 33 (several group links;
 // a group start reduces 33 words: a full round and a one-word round).
 const Knobs kLongG{"G=33", 33, 0, 0, 0, -1, 0, 0};  // with the memset
-const Knobs kLongWarp{"warp G=33", 33, 0, 0, 0, 0, 0, 1, 2};
 
 // A forced streaming shape that needs more shared memory than a block has
 // throws (launchers.h); such a variant is skipped for that shape.
 bool too_big(const std::runtime_error& e, const Knobs& k) {
-  return ((k.stream_ppr > 0 || k.stream_stages > 0 || k.resident > 0) &&
-          std::strstr(e.what(), "needs more shared memory") != nullptr) ||
-         (k.warp == 2 && std::strstr(e.what(), "warp_tiles = 2 but") != nullptr);
+  return (k.stream_ppr > 0 || k.stream_stages > 0 || k.resident > 0) &&
+         std::strstr(e.what(), "needs more shared memory") != nullptr;
 }
 
 // Run a launcher with a 256-byte aligned host workspace of the size it asks
@@ -318,19 +312,15 @@ void set_knobs(Call& c, const Knobs& k) {
   c.stream_lead = k.stream_lead;
   c.stream_tma = k.stream_tma;
   c.pdl = k.pdl;
-  if constexpr (std::is_same_v<Call, normk::ClnFwdCall>) {
-    c.resident = k.resident;
-    c.warp_tiles = k.warp;
-  }
+  if constexpr (std::is_same_v<Call, normk::ClnFwdCall>) c.resident = k.resident;
 }
 
 // full: every knob variant; else the default and kLongG only.
 void test_cln(DType dt, DType pt, bool params, int B, int C, int L, double dc, bool full) {
   std::vector<Knobs> variants(std::begin(kSmallG), std::end(kSmallG));
-  if (!full) variants = {kLongG, kLongWarp};
-  std::vector<const Knobs*> streams = {&kDefault, &kStream, &kWarpStream};
-  if (!full) streams.resize(1);
-  if (dt == DType::kF64 || C > 512) streams.pop_back();  // no warp-tile kernel there
+  if (!full) variants = {kLongG};
+  std::vector<const Knobs*> streams = {&kDefault, &kStream};
+  if (!full) streams.pop_back();
   const DType acc = acc_of(dt);
   Buf xb = to_buf(rand_vec(static_cast<size_t>(B) * C * L, 1.0, dc), dt);
   const auto x = xb.values();

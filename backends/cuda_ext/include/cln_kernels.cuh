@@ -204,9 +204,6 @@ struct ClnFwdArgs {
   // frames of x and y, tensor maps over (T, C, B).
   int tma, cbox;
   CUtensorMap tm_x, tm_y;
-  // Warp-tile forward (cln_warp.cuh): blocks with blockIdx < stagger_w (the first wave)
-  // start their loads spread over stagger_ns; 0: no stagger.
-  int stagger_ns, stagger_w;
 };
 
 template <typename T, typename P>
@@ -360,11 +357,12 @@ __device__ __forceinline__ void word_spin(const float* p, unsigned long long (&w
 // over the rounds in flight, more registers than the 64 the small
 // configurations allow (ptxas spilled).  wn: the implied count of one word.
 // Whole warp; every lane gets the result.
-template <typename Op, int U = kPrefixU, typename A>
+template <typename Op, typename A>
 __device__ __forceinline__ typename Op::V cln_reduce_published(const int* flags, const A* slots,
                                                                int lo, int hi, long long wn) {
   using V = typename Op::V;
   using Wd = typename Op::Wd;
+  constexpr int U = kPrefixU;
   const int lane = threadIdx.x & 31;
   V acc = Op::identity();
   if constexpr (kPairs<A>) {  // payload and flags in one round trip (norm_common.cuh, st_pair)
@@ -426,7 +424,7 @@ __device__ __forceinline__ void cln_publish(int* flags, A* slots, int i, const t
 // The exclusive prefix E_i of tile i of one sequence (flags / slots / gflags
 // / gslots point at that sequence), grouped by G (top comment).  state = E_0
 // (its count n0).  A group start publishes E_i.  Whole warp.
-template <typename Op, int U = kPrefixU, typename A>
+template <typename Op, typename A>
 __device__ __forceinline__ typename Op::V cln_exclusive_prefix(int i, int G, const int* flags,
                                                                const A* slots, int* gflags,
                                                                A* gslots,
@@ -446,7 +444,7 @@ __device__ __forceinline__ typename Op::V cln_exclusive_prefix(int i, int G, con
   if constexpr (kPairs<A>) {
     if (bs > 0) ld_word_pairs(pg, wg);
   }
-  const V R = cln_reduce_published<Op, U>(flags, slots, lo, i, tile_n);
+  const V R = cln_reduce_published<Op>(flags, slots, lo, i, tile_n);
   V E = state;
   if (bs > 0) {
     const long long nb = n0 + static_cast<long long>(lo) * tile_n;
