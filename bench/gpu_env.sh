@@ -41,6 +41,17 @@ gpu_test_all() {
   return $rc
 }
 
+# A session's whole-suite call: make test-all in XDIST processes (default 4), verbose, 300 s a
+# test, the whole run within T_TESTS (default $2 s), its failures and time printed, everything
+# under $OUT into the archive $OUT/$1.tgz.
+gpu_tests_call() {
+  local t0; t0=$(date +%s)
+  XDIST=${XDIST:-4} T_TESTS=${T_TESTS:-$2} TEST_ARGS="-vv --durations=40 --timeout=300" gpu_test_all
+  echo "tests: $(( $(date +%s) - t0 )) s"
+  grep -E "FAILED|ERROR" "$OUT/test-all.log" | head -20
+  gpu_archive "$1"
+}
+
 # The Triton cLN tests on the GPU (test_cln, test_triton_paths, test_negative_controls) into
 # $OUT/test-triton.log; the limit is T_TESTS (default 200 s).
 gpu_test_triton_cln() {

@@ -15,11 +15,7 @@ set -uo pipefail
 source bench/gpu_env.sh
 case "${1:-}" in
   tests)
-    t0=$(date +%s)
-    XDIST=${XDIST:-4} T_TESTS=${T_TESTS:-490} TEST_ARGS="-vv --durations=40 --timeout=300" gpu_test_all
-    echo "tests: $(( $(date +%s) - t0 )) s"
-    grep -E "FAILED|ERROR" "$OUT/test-all.log" | head -20
-    gpu_archive s35-tests ;;
+    gpu_tests_call s35-tests 490 ;;
   main)
     gpu_make_bench 420
     gpu_archive s35-main ;;
