@@ -18,21 +18,18 @@
 #                                         # kernels and Triton, the no-wait level (-s36e-)
 set -uo pipefail
 source bench/gpu_env.sh
-# The warp-tile forward's path tests (tests/test_cuda_ext_paths.py -k warp) into $OUT/test-warp.log.
+# The warp-tile forward's path tests (tests/test_cuda_ext_paths.py -k warp) into $OUT/test-warp.log;
+# the log's last $1 lines printed (default 2).
 warp_tests() {
   local par; par=$(gpu_xdist_args)
   # shellcheck disable=SC2086
   timeout -s KILL 200 python3 -m pytest -q $par tests/test_cuda_ext_paths.py -k warp \
     > "$OUT/test-warp.log" 2>&1
-  echo "warp tests rc=$?"; tail -2 "$OUT/test-warp.log"
+  echo "warp tests rc=$?"; tail -"${1:-2}" "$OUT/test-warp.log"
 }
 case "${1:-}" in
   warp)
-    par=$(gpu_xdist_args)
-    # shellcheck disable=SC2086
-    timeout -s KILL 200 python3 -m pytest -q $par tests/test_cuda_ext_paths.py -k warp \
-      > "$OUT/test-warp.log" 2>&1
-    echo "warp tests rc=$?"; tail -4 "$OUT/test-warp.log"
+    warp_tests 4
     for r in 1 2; do
       timeout -s KILL ${T_TUNE:-150} python3 -m bench.tune --backend cuda_ext --ops cln \
         --parts shapes --modes fwd --dtype fp32,bf16 \
