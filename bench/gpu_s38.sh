@@ -3,6 +3,7 @@
 # tile words (CLN_FWD_DIRECT_GROUPS, CLN_BWD_DIRECT_GROUPS, off by default): their GPU test,
 # then two rounds of bench.tune, forward and fwd+bwd, at the target shapes.
 #   OUT=out SKIP_CUDA_BUILD=1 bash bench/gpu_s38.sh
+# Runs at e5409bf: the knobs were slower at every case and were removed (NOTES 39).
 set -uo pipefail
 source bench/gpu_env.sh
 date +%T

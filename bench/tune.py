@@ -89,15 +89,6 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "lean": {"CLN_FWD_EVEN": True, "CLN_FWD_OUT_FMA_16BIT": True, "CLN_PACK_ASM": True},
         # The forward's divisions by div.approx.f32 instead of div.full.f32.
         "fwd fast div": {"CLN_FWD_FAST_DIV": True},
-        # The prefix and the suffix reducing the 1-3 groups before a tile's own from their tile
-        # words instead of their group words (``CLN_FWD_DIRECT_GROUPS``,
-        # ``CLN_BWD_DIRECT_GROUPS``): both directions, the forward's, the backward's.
-        **{
-            f"direct {d}": {"CLN_FWD_DIRECT_GROUPS": d, "CLN_BWD_DIRECT_GROUPS": d}
-            for d in (1, 2, 3)
-        },
-        **{f"fwd direct {d}": {"CLN_FWD_DIRECT_GROUPS": d} for d in (1, 2, 3)},
-        **{f"bwd direct {d}": {"CLN_BWD_DIRECT_GROUPS": d} for d in (1, 2, 3)},
         # The 16-bit backward's dx by two FMAs after the product, its dy unpacked once for both
         # channel sums and once for both partials, the backward's divisions by div.approx.f32;
         # all three (the defaults since session 34); all three with the forward's; none.

@@ -112,7 +112,6 @@ def _direction_knobs(kernel: str) -> dict[str, object]:
         "AFFINE_EARLY": False,
         "SPIN": 0,
         "NEAREST": False,
-        "DIRECT": 0,
     }
     if kernel == "_cln_fwd_kernel":
         fwd = {"PACE": False, "PREFETCH": False, "EVEN": False, "OUT_FMA": False}
@@ -209,20 +208,6 @@ def test_cln_kernels_compile_spin(kernel, flags, dtype, pairs):
         const.update(DX_FMA=True, SHARE=True, FAST_DIV=True)
     const["PACK"] = True  # the 16-bit outputs packed by paired conversions
     _compile(kernel, ints, const, num_warps=2 if kernel == "_cln_fwd_kernel" else 4, dtype=dtype)
-
-
-@pytest.mark.parametrize("dtype, pairs", [("fp32", 0), ("bf16", 1)])
-@pytest.mark.parametrize("kernel, flags", KERNELS, ids=["fwd", "bwd"])
-def test_cln_kernels_compile_direct_groups(kernel, flags, dtype, pairs):
-    """The prefix and suffix reducing the three groups before a tile's own from their tile words
-    (``CLN_FWD_DIRECT_GROUPS``, ``CLN_BWD_DIRECT_GROUPS``, off by default) at a target shape's
-    tile (several groups per sequence)."""
-    ints = {"B": 2, "C": 128, "T": 64000, "NTB": 1000, "NG": 8}
-    tile = dict(BLOCK_C=128, BT=64, NUM_CB=1, SCR_OFF=16)
-    const = {**flags, **tile, "G": 128, "CHUNK": 128, "RUN": 1, "PAIRS": pairs, "ASM": True}
-    const["TICKET_ATOMIC"] = False
-    const.update(_direction_knobs(kernel), DIRECT=3)
-    _compile(kernel, ints, const, num_warps=2 if pairs else 4, dtype=dtype)
 
 
 @pytest.mark.parametrize("dtype, pairs", [("fp32", 0), ("bf16", 1)])

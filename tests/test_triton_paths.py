@@ -470,47 +470,6 @@ def test_spin_leaves_the_output_unchanged(tdevice, dtype):
         K._shared_kw(x)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
-def test_direct_groups_leave_the_output_unchanged(tdevice, dtype):
-    """The prefix and suffix that reduce the 1-3 groups before a tile's own from their tile
-    words (``CLN_FWD_DIRECT_GROUPS``, ``CLN_BWD_DIRECT_GROUPS``) give every output of the
-    forward and the backward bitwise as with the group words.  Under the interpreter at tiles
-    of 4 frames and groups of 2 (8 groups per sequence, group words read 2 at a time: the
-    direct groups fall in different rounds); on the GPU at the default groups of 128, 4-8 per
-    sequence."""
-    from backends.triton import kernels as K
-    from bench.tune import knobs
-
-    small = {}
-    if tdevice.type != "cuda":
-        small = {
-            "CLN_FWD_TILE": 32,
-            "CLN_BWD_TILE": 32,
-            "CLN_BWD_TILE_32BIT": None,
-            "CLN_BWD_TILE_16BIT": None,
-            "CLN_MIN_ROW_BYTES": 4,
-            "CLN_BWD_MIN_ROW_BYTES": 4,
-            "CLN_BWD_MIN_ROW_BYTES_16BIT": 4,
-            "CLN_FWD_WIDE_ROW_BYTES": 0,
-            "CLN_GROUP": 2,
-            "CLN_CHUNK": 2,
-        }
-    variants = {
-        d: {**small, "CLN_FWD_DIRECT_GROUPS": d, "CLN_BWD_DIRECT_GROUPS": d} for d in range(4)
-    }
-    (x, _, _), outs = _cln_under(tdevice, dtype, (8, 64, 65536), variants)
-    with knobs(K, small):
-        for fwd in (True, False):
-            p = K._cln_plan(x, forward=fwd)
-            assert p.ng >= 4, (fwd, p)
-    for d in (1, 2, 3):
-        for a, r in zip(outs[d], outs[0], strict=True):
-            assert torch.equal(a, r), d
-    for name in ("CLN_FWD_DIRECT_GROUPS", "CLN_BWD_DIRECT_GROUPS"):
-        with knobs(K, {name: 4}), pytest.raises(ValueError, match=name):
-            _cln_under(tdevice, dtype, (1, 8, 64), {0: {}})
-
-
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
 def test_even_and_pack_leave_the_output_unchanged(tdevice, dtype):
     """Full tiles compiled without the M2 pass's select (``CLN_FWD_EVEN``) and the 16-bit

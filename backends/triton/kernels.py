@@ -243,18 +243,6 @@ CLN_MIN_TILES_PER_SM = 2
 #: forward free of spills at maxnreg 128 (the vector is live next to the tile).
 CLN_GROUP = 128
 CLN_CHUNK = 128
-#: Groups just before a tile's own whose aggregates the tile reduces from their G tile words
-#: itself (0-3, forward and backward), instead of waiting for the word that each group's
-#: closing tile publishes.  Why: at B = 2-4 a sequence has 130-400 tiles in flight (NOTES
-#: 32.3), two to three groups of 128, and a tile waits 2.2-3.4 us for the last of them; a
-#: group's word appears only after its last tile has published, the closing tile's poll has
-#: seen that and its own fold and exchange have gone through, so where the slowest earlier
-#: tile is in an earlier group the wait is longer by those round trips.  The words reduced
-#: here are those the closing tile reduces, in the same tree, so the outputs are bitwise those
-#: with 0 (``test_direct_groups_leave_the_output_unchanged``); the cost is one more vector of
-#: G words loaded and folded per tile and group.  Every load is issued before the first wait.
-CLN_FWD_DIRECT_GROUPS = 0
-CLN_BWD_DIRECT_GROUPS = 0
 #: The backward's suffix words loaded together and waited for at once (the own group's tile
 #: words issued before the group words' wait, the three kinds a, b, p in one load each
 #: round): one L2 round trip per tile where the words are ready, instead of six one after
@@ -703,14 +691,6 @@ def _spin_load(ptr, idx, need, FWD: tl.constexpr, SPIN: tl.constexpr):
     """
     other = -1 if FWD else 1
     w = tl.load(ptr + idx, mask=need, other=other, volatile=True)
-    return _spin_from(w, ptr, idx, need, FWD, SPIN)
-
-
-@triton.jit
-def _spin_from(w, ptr, idx, need, FWD: tl.constexpr, SPIN: tl.constexpr):
-    """``_spin_load`` from its first load ``w`` already issued (masked by ``need``, the
-    not-needed lanes loaded as ready)."""
-    other = -1 if FWD else 1
     rdy = tl.min(_ready(w, FWD).to(tl.int32), axis=0)
     while rdy == 0:
         z = _spin_pause(SPIN)
@@ -819,35 +799,15 @@ def _fwd_fold_words(pn, pm, pM, w, need, wn, FAST: tl.constexpr):
 
 
 @triton.jit
-def _fwd_tile_words(t_ptr, gd, G: tl.constexpr):
-    """Issue the load of group ``gd``'s G tile words (none where gd < 0: all read as ready)."""
-    idx = gd * G + tl.arange(0, G)
-    return tl.load(t_ptr + idx, mask=idx >= 0, other=-1, volatile=True)
-
-
-@triton.jit
-def _fwd_group_word(
-    t_ptr, w, gd, C, BT: tl.constexpr, G: tl.constexpr, SPIN: tl.constexpr, FAST: tl.constexpr
-):
-    """The word of group ``gd`` from its G tile words (``w``, from ``_fwd_tile_words``, polled
-    until ready): what its closing tile publishes, bit for bit (the same fold of the same
-    words).  Unused where gd < 0."""
-    idx = gd * G + tl.arange(0, G)
-    need = idx >= 0
-    w = _spin_from(w, t_ptr, idx, need, True, SPIN)
-    z = tl.zeros([], tl.float32)
-    n, m, M = _fwd_fold_words(z, z, z, w, need, C * 1.0 * BT, FAST)
-    return _pack_fwd(m, M)
-
-
-@triton.jit
 def _fwd_close_group(
     t_ptr, g_ptr, i, C, BT: tl.constexpr, G: tl.constexpr, SPIN: tl.constexpr, FAST: tl.constexpr
 ):
     """Tile i closes its group: reduce the group's G aggregates and publish the group word."""
-    gi = i // G
-    w = _fwd_group_word(t_ptr, _fwd_tile_words(t_ptr, gi, G), gi, C, BT, G, SPIN, FAST)
-    tl.atomic_xchg(g_ptr + gi, w, sem="relaxed")
+    lane = tl.arange(0, G)
+    w = _spin_load(t_ptr, i - (G - 1) + lane, lane >= 0, True, SPIN)
+    z = tl.zeros([], tl.float32)
+    n, m, M = _fwd_fold_words(z, z, z, w, lane >= 0, C * 1.0 * BT, FAST)
+    tl.atomic_xchg(g_ptr + i // G, _pack_fwd(m, M), sem="relaxed")
 
 
 @triton.jit
@@ -864,56 +824,29 @@ def _fwd_prefix(
     CHUNK: tl.constexpr,
     SPIN: tl.constexpr,
     FAST: tl.constexpr,
-    DIRECT: tl.constexpr = 0,
 ):
     """Exclusive prefix (count, mean, M2) of tile i: state, earlier groups, earlier tiles of
-    its group (every tile before i is a full tile of C * BT values).  The words of the
-    ``DIRECT`` groups before its own (``CLN_FWD_DIRECT_GROUPS``) are computed from their tile
-    words, bitwise the group words they stand for.
+    its group (every tile before i is a full tile of C * BT values).
 
-    Without ``DIRECT`` the group words and the tile words are waited for one after the other:
-    issuing the tile words first (one round trip, as the backward does) changed the target
-    shapes' forward by -0.01 to +0.01 of copy bandwidth, and the (80, 64, 301) forward
-    measured 15.7 us in that call against 11.1 us before (NOTES 16.5)."""
+    The group words and the tile words are waited for one after the other: issuing the tile
+    words first (one round trip, as the backward does) changed the target shapes' forward by
+    -0.01 to +0.01 of copy bandwidth, and the (80, 64, 301) forward measured 15.7 us in that
+    call against 11.1 us before (NOTES 16.5)."""
     pn = cnt0
     pm = m0
     pM = M0
     gi = i // G
-    lane_g = tl.arange(0, G)
-    jo = gi * G + lane_g
-    need_o = jo < i
-    if DIRECT > 0:
-        # Every load issued before the first wait: the own group's words, the direct groups'.
-        wo = tl.load(t_ptr + jo, mask=need_o, other=-1, volatile=True)
-        w1 = _fwd_tile_words(t_ptr, gi - 1, G)
-        if DIRECT > 1:
-            w2 = _fwd_tile_words(t_ptr, gi - 2, G)
-        if DIRECT > 2:
-            w3 = _fwd_tile_words(t_ptr, gi - 3, G)
-        if DIRECT > 2:
-            d3 = _fwd_group_word(t_ptr, w3, gi - 3, C, BT, G, SPIN, FAST)
-        if DIRECT > 1:
-            d2 = _fwd_group_word(t_ptr, w2, gi - 2, C, BT, G, SPIN, FAST)
-        d1 = _fwd_group_word(t_ptr, w1, gi - 1, C, BT, G, SPIN, FAST)
     lane = tl.arange(0, CHUNK)
     for c0 in range(0, gi, CHUNK):
         j = c0 + lane
         need = j < gi
-        if DIRECT > 0:
-            w = _spin_load(g_ptr, j, j < gi - DIRECT, True, SPIN)
-            w = tl.where(j == gi - 1, d1, w)
-            if DIRECT > 1:
-                w = tl.where(j == gi - 2, d2, w)
-            if DIRECT > 2:
-                w = tl.where(j == gi - 3, d3, w)
-        else:
-            w = _spin_load(g_ptr, j, need, True, SPIN)
+        w = _spin_load(g_ptr, j, need, True, SPIN)
         pn, pm, pM = _fwd_fold_words(pn, pm, pM, w, need, C * 1.0 * BT * G, FAST)
-    if DIRECT > 0:
-        w = _spin_from(wo, t_ptr, jo, need_o, True, SPIN)
-    else:
-        w = _spin_load(t_ptr, jo, need_o, True, SPIN)
-    return _fwd_fold_words(pn, pm, pM, w, need_o, C * 1.0 * BT, FAST)
+    lane_g = tl.arange(0, G)
+    j = gi * G + lane_g
+    need = j < i
+    w = _spin_load(t_ptr, j, need, True, SPIN)
+    return _fwd_fold_words(pn, pm, pM, w, need, C * 1.0 * BT, FAST)
 
 
 @triton.jit
@@ -1266,7 +1199,6 @@ def _cln_fwd_kernel(
     OUT_FMA: tl.constexpr = False,
     PACK: tl.constexpr = False,
     FAST_DIV: tl.constexpr = False,
-    DIRECT: tl.constexpr = 0,
 ):
     b, i, j, s0, s1 = _tile_start(
         scr_ptr, B, NTB, stagger_ns, stagger_w, False, RUN, TICKET_ATOMIC, STAGGER, TIMELINE, GDC,
@@ -1375,9 +1307,7 @@ def _cln_fwd_kernel(
     else:
         if NEAREST:  # the nearest earlier tile's word first (tile 0: its own, published)
             _spin_word(t_ptr + tl.maximum(i - 1, 0), True, SPIN)
-        pn, pm, pM = _fwd_prefix(
-            t_ptr, g_ptr, i, C, cnt0, m0, M0, BT, G, CHUNK, SPIN, FAST_DIV, DIRECT
-        )  # fmt: skip
+        pn, pm, pM = _fwd_prefix(t_ptr, g_ptr, i, C, cnt0, m0, M0, BT, G, CHUNK, SPIN, FAST_DIV)
     if TIMELINE:
         s3 = _stamp(pM)
 
@@ -1462,27 +1392,6 @@ def _bwd_close_group(
 
 
 @triton.jit
-def _bwd_tile_words(t_ptr, NTB, gd, G: tl.constexpr):
-    """Issue the loads of group ``gd``'s G tile words of each kind (none where gd < 0)."""
-    idx = gd * G + tl.arange(0, G)
-    return _load3(t_ptr, NTB, idx, idx >= 0)
-
-
-@triton.jit
-def _bwd_group_words(
-    t_ptr, wa, wb, wp, gd, NTB, G: tl.constexpr, FUSE: tl.constexpr, SPIN: tl.constexpr
-):
-    """Group ``gd``'s three words from its tile words (``_bwd_tile_words``, polled until
-    ready): what its closing tile publishes, bit for bit.  Unused where gd < 0."""
-    idx = gd * G + tl.arange(0, G)
-    need = idx >= 0
-    wa, wb, wp = _spin3_from(wa, wb, wp, t_ptr, NTB, idx, need, SPIN)
-    z = tl.zeros([], tl.float32)
-    ga, gb, gp = _bwd_fold3(z, z, z, wa, wb, wp, need, FUSE)
-    return _pack_bwd(ga), _pack_bwd(gb), _pack_bwd(gp)
-
-
-@triton.jit
 def _bwd_suffix(
     t_ptr,
     g_ptr,
@@ -1494,15 +1403,11 @@ def _bwd_suffix(
     OVERLAP: tl.constexpr,
     FUSE: tl.constexpr,
     SPIN: tl.constexpr,
-    DIRECT: tl.constexpr = 0,
 ):
     """Exclusive suffix sums (S_a, S_b, P) of the tile with processing index j (the tiles
     processed before it are the later ones in time): earlier groups, then its own group.
     ``OVERLAP``: every load in flight together (the own group's words issued before the group
-    words are waited for, the three kinds at once): one round trip instead of six.  The words
-    of the ``DIRECT`` groups before its own (``CLN_BWD_DIRECT_GROUPS``) are summed from their
-    tile words, bitwise the group words they stand for (their loads issued with the own
-    group's)."""
+    words are waited for, the three kinds at once): one round trip instead of six."""
     ea = tl.zeros([], tl.float32)
     eb = tl.zeros([], tl.float32)
     ep = tl.zeros([], tl.float32)
@@ -1510,40 +1415,15 @@ def _bwd_suffix(
     lane_g = tl.arange(0, G)
     qt = gi * G + lane_g
     need_t = qt < j
-    if OVERLAP or DIRECT > 0:
+    if OVERLAP:
         ta, tb, tp = _load3(t_ptr, NTB, qt, need_t)
-    if DIRECT > 0:
-        a1, b1, p1 = _bwd_tile_words(t_ptr, NTB, gi - 1, G)
-        if DIRECT > 1:
-            a2, b2, p2 = _bwd_tile_words(t_ptr, NTB, gi - 2, G)
-        if DIRECT > 2:
-            a3, b3, p3 = _bwd_tile_words(t_ptr, NTB, gi - 3, G)
-        if DIRECT > 2:
-            a3, b3, p3 = _bwd_group_words(t_ptr, a3, b3, p3, gi - 3, NTB, G, FUSE, SPIN)
-        if DIRECT > 1:
-            a2, b2, p2 = _bwd_group_words(t_ptr, a2, b2, p2, gi - 2, NTB, G, FUSE, SPIN)
-        a1, b1, p1 = _bwd_group_words(t_ptr, a1, b1, p1, gi - 1, NTB, G, FUSE, SPIN)
     lane = tl.arange(0, CHUNK)
     for c0 in range(0, gi, CHUNK):
         q = c0 + lane
         need = q < gi
-        if DIRECT > 0:
-            wa, wb, wp = _spin_load3(g_ptr, NG, q, q < gi - DIRECT, OVERLAP, SPIN)
-            wa = tl.where(q == gi - 1, a1, wa)
-            wb = tl.where(q == gi - 1, b1, wb)
-            wp = tl.where(q == gi - 1, p1, wp)
-            if DIRECT > 1:
-                wa = tl.where(q == gi - 2, a2, wa)
-                wb = tl.where(q == gi - 2, b2, wb)
-                wp = tl.where(q == gi - 2, p2, wp)
-            if DIRECT > 2:
-                wa = tl.where(q == gi - 3, a3, wa)
-                wb = tl.where(q == gi - 3, b3, wb)
-                wp = tl.where(q == gi - 3, p3, wp)
-        else:
-            wa, wb, wp = _spin_load3(g_ptr, NG, q, need, OVERLAP, SPIN)
+        wa, wb, wp = _spin_load3(g_ptr, NG, q, need, OVERLAP, SPIN)
         ea, eb, ep = _bwd_fold3(ea, eb, ep, wa, wb, wp, need, FUSE)
-    if OVERLAP or DIRECT > 0:
+    if OVERLAP:
         ta, tb, tp = _spin3_from(ta, tb, tp, t_ptr, NTB, qt, need_t, SPIN)
     else:
         ta, tb, tp = _spin_load3(t_ptr, NTB, qt, need_t, False, SPIN)
@@ -1652,7 +1532,6 @@ def _cln_bwd_kernel(
     DX_FMA: tl.constexpr = False,
     SHARE: tl.constexpr = False,
     FAST_DIV: tl.constexpr = False,
-    DIRECT: tl.constexpr = 0,
 ):
     # Tickets from the last tile backwards: a tile waits only on later tiles (smaller tickets).
     b, i, j, s0, s1 = _tile_start(
@@ -1809,9 +1688,7 @@ def _cln_bwd_kernel(
     if ABLATE < 1:
         if NEAREST:  # the p word of the tile processed just before (j = 0: its own)
             _spin_word(t_ptr + 2 * NTB + tl.maximum(j - 1, 0), False, SPIN)
-        ea, eb, ep = _bwd_suffix(
-            t_ptr, g_ptr, j, NTB, NG, G, CHUNK, OVERLAP, FUSE, SPIN, DIRECT
-        )  # fmt: skip
+        ea, eb, ep = _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G, CHUNK, OVERLAP, FUSE, SPIN)
     if TIMELINE:
         s3 = _stamp(ep)  # the suffix known
     if ABLATE >= 3:
@@ -2338,13 +2215,6 @@ def _shared_kw(x: Tensor) -> dict[str, object]:
     return {"SPIN": sleep, "NEAREST": bool(CLN_SPIN_NEAREST), "PACK": CLN_PACK_ASM and gpu}
 
 
-def _direct_groups(value: int, name: str) -> int:
-    """A ``CLN_*_DIRECT_GROUPS`` knob, checked: 0 to 3 groups."""
-    if value not in (0, 1, 2, 3):
-        raise ValueError(f"{name} must be 0, 1, 2 or 3 groups, got {value!r}")
-    return int(value)
-
-
 def _prefetch_tiles(x: Tensor, p: _ClnPlan, atomic: bool) -> int:
     """Tiles ahead in its own sequence whose rows each forward program prefetches into the L2
     (``CLN_FWD_PREFETCH`` waves of resident programs, spread over the B sequences), or 0: off,
@@ -2436,7 +2306,6 @@ def cln_forward(
         EVEN=CLN_FWD_EVEN and p.num_cb == 1 and C == p.block_c and T % p.bt == 0,
         OUT_FMA=CLN_FWD_OUT_FMA_16BIT and p.pairs != 0,
         FAST_DIV=CLN_FWD_FAST_DIV and x.device.type == "cuda",
-        DIRECT=_direct_groups(CLN_FWD_DIRECT_GROUPS, "CLN_FWD_DIRECT_GROUPS"),
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
         **_pdl_kw(pdl),
@@ -2519,7 +2388,6 @@ def cln_backward(
         DX_FMA=CLN_BWD_DX_FMA_16BIT and p.pairs != 0,
         SHARE=CLN_BWD_SHARE_16BIT and p.pairs != 0,
         FAST_DIV=CLN_BWD_FAST_DIV and x.device.type == "cuda",
-        DIRECT=_direct_groups(CLN_BWD_DIRECT_GROUPS, "CLN_BWD_DIRECT_GROUPS"),
         **_shared_kw(x),
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
