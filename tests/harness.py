@@ -120,7 +120,11 @@ def check_cln_forward(
     dc: float = 0.0,
     param_dtype: torch.dtype | None = None,
     noncontiguous: bool = False,
+    long: bool = False,
 ) -> float:
+    """The forward against the float64 oracle; ``long``: against the eager backend in float64
+    instead (:func:`cln_reference64`: O(T) where the oracle is O(T^2), for thousands of
+    frames)."""
     gen, seed = new_generator()
     B, C, T = shape
     if noncontiguous:  # a (B, T, C) tensor seen as (B, C, T): time is not the last stride
@@ -129,7 +133,11 @@ def check_cln_forward(
         x = randn(shape, dtype, device, gen, dc)
     gamma, beta = _params(C, affine, param_dtype or dtype, device, gen)
     y = common.cln(x, gamma, beta, backend=backend)
-    ref, tol = cln_oracle_tolerance(x, gamma, beta, dtype, dc)
+    if long:
+        ref = cln_reference64(x.double().cpu(), _cpu(gamma), _cpu(beta))
+        tol = cln_forward_tolerance(x, gamma, ref, dtype, dc)
+    else:
+        ref, tol = cln_oracle_tolerance(x, gamma, beta, dtype, dc)
     assert y.dtype == dtype and y.shape == x.shape and y.device == x.device
     return assert_close(f"cln fwd [{backend} {shape} {dtype} dc={dc} seed={seed}]", y, ref, tol)
 
@@ -143,13 +151,15 @@ def check_cln_backward(
     dc: float = 0.0,
     history_frames: int = 0,
     wrt: tuple[str, ...] = ("gamma", "beta"),
+    long: bool = False,
 ) -> dict[str, float]:
     """Gradients against float64 autograd of the oracle.
 
     With ``history_frames`` > 0 the chunk continues a sequence (streaming
     state in), and the oracle sees those frames as detached history.
     ``wrt``: the parameters that require a gradient (the others are frozen:
-    the backend is then asked for dgamma or dbeta alone).
+    the backend is then asked for dgamma or dbeta alone).  ``long``: against
+    float64 autograd of the eager backend instead (:func:`cln_reference64`).
     """
     gen, seed = new_generator()
     B, C, T = shape
@@ -170,7 +180,7 @@ def check_cln_backward(
     g64 = _cpu(gamma, grad=want["gamma"])
     b64 = _cpu(beta, grad=want["beta"])
     h64 = None if hist is None else hist.double().cpu()
-    ref = cln_oracle(x64, g64, b64, history=h64)
+    ref = (cln_reference64 if long else cln_oracle)(x64, g64, b64, history=h64)
     refs = torch.autograd.grad(
         ref, [t for t in (x64, g64, b64) if t is not None and t.requires_grad], dy.double().cpu()
     )
@@ -194,6 +204,18 @@ def check_cln_backward(
             dx_scale if name == "dx" else 0.0,
         )
     return out
+
+
+def cln_reference64(
+    x64: Tensor, gamma: Tensor | None, beta: Tensor | None, history: Tensor | None = None
+) -> Tensor:
+    """:func:`common.reference.cln_oracle`'s value by the eager backend in float64 on the CPU
+    (its stable statistics; differentiable): O(T) where the oracle loops over the frames, for
+    the tests of long sequences.  ``history``: earlier frames, detached (the oracle's)."""
+    state = None
+    if history is not None:
+        _, state = common.cln(history.detach(), gamma, beta, backend="eager", return_state=True)
+    return common.cln(x64, gamma, beta, backend="eager", state=state)
 
 
 def _cln_stats64(x64: Tensor, eps: float = 1e-8) -> tuple[Tensor, Tensor]:

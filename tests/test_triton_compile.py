@@ -112,6 +112,7 @@ def _direction_knobs(kernel: str) -> dict[str, object]:
         "AFFINE_EARLY": False,
         "SPIN": 0,
         "NEAREST": False,
+        "MERGED": False,
     }
     if kernel == "_cln_fwd_kernel":
         fwd = {"PACE": False, "PREFETCH": False, "EVEN": False, "OUT_FMA": False}
@@ -208,6 +209,20 @@ def test_cln_kernels_compile_spin(kernel, flags, dtype, pairs):
         const.update(DX_FMA=True, SHARE=True, FAST_DIV=True)
     const["PACK"] = True  # the 16-bit outputs packed by paired conversions
     _compile(kernel, ints, const, num_warps=2 if kernel == "_cln_fwd_kernel" else 4, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype, pairs", [("fp32", 0), ("bf16", 1)])
+@pytest.mark.parametrize("kernel, flags", KERNELS, ids=["fwd", "bwd"])
+def test_cln_kernels_compile_merged(kernel, flags, dtype, pairs):
+    """The prefix and the suffix in one wait and one fold (``CLN_FWD_PREFIX_MERGED``,
+    ``CLN_BWD_SUFFIX_MERGED``, off by default) at a target shape's tile (8 groups per
+    sequence)."""
+    ints = {"B": 2, "C": 128, "T": 64000, "NTB": 1000, "NG": 8}
+    tile = dict(BLOCK_C=128, BT=64, NUM_CB=1, SCR_OFF=16)
+    const = {**flags, **tile, "G": 128, "CHUNK": 128, "RUN": 1, "PAIRS": pairs, "ASM": True}
+    const["TICKET_ATOMIC"] = False
+    const.update(_direction_knobs(kernel), MERGED=True)
+    _compile(kernel, ints, const, num_warps=2 if pairs else 4, dtype=dtype)
 
 
 @pytest.mark.parametrize("dtype, pairs", [("fp32", 0), ("bf16", 1)])

@@ -62,6 +62,14 @@ SCHEDULES = {
         "CLN_FWD_OUT_FMA_16BIT": False,
         "CLN_PACK_ASM": False,
     },
+    # The last round of group words and the own group's tile words in one wait and one fold
+    # (CLN_FWD_PREFIX_MERGED, CLN_BWD_SUFFIX_MERGED).
+    "merged": {
+        "CLN_GROUP": 2,
+        "CLN_CHUNK": 2,
+        "CLN_FWD_PREFIX_MERGED": True,
+        "CLN_BWD_SUFFIX_MERGED": True,
+    },
     # Runs longer than a sequence: every tile takes the remainder (batch-interleaved) path.
     "runs-remainder": {"CLN_TICKET_RUN": 1 << 20},
     "channel-blocks": {
@@ -468,6 +476,43 @@ def test_spin_leaves_the_output_unchanged(tdevice, dtype):
             assert torch.equal(a, r), key
     with knobs(K, {"CLN_SPIN_SLEEP_NS": -1}), pytest.raises(ValueError, match="SLEEP"):
         K._shared_kw(x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_prefix_merged_at_several_groups(tdevice, dtype):
+    """The prefix and the suffix in one wait and one fold (``CLN_FWD_PREFIX_MERGED``,
+    ``CLN_BWD_SUFFIX_MERGED``, off by default) meet the harness's tolerances where a sequence
+    has several groups, and give the same bits on a second call.  On the GPU 1024 tiles of 8
+    frames per sequence (8 groups of 128); under the interpreter 8-16 tiles in groups of 2,
+    read 2 at a time (several rounds before the merged one)."""
+    from backends.triton import kernels as K
+    from bench.tune import knobs
+
+    cuda = tdevice.type == "cuda"
+    kw: dict[str, object] = {
+        "CLN_FWD_PREFIX_MERGED": True,
+        "CLN_BWD_SUFFIX_MERGED": True,
+        "CLN_FWD_TILE": 512 if cuda else 32,
+        "CLN_BWD_TILE": 512 if cuda else 32,
+        "CLN_BWD_TILE_32BIT": None,
+        "CLN_BWD_TILE_16BIT": None,
+        "CLN_MIN_ROW_BYTES": 16,
+        "CLN_BWD_MIN_ROW_BYTES": 16,
+        "CLN_BWD_MIN_ROW_BYTES_16BIT": 16,
+        "CLN_FWD_WIDE_ROW_BYTES": 0,
+    }
+    if not cuda:
+        kw.update(CLN_GROUP=2, CLN_CHUNK=2)
+    shape = (2, 64, 8192) if cuda else (2, 8, 64)
+    with knobs(K, kw):
+        x = torch.empty(shape, device=tdevice, dtype=dtype)
+        for fwd in (True, False):
+            assert K._merged(True, K._cln_plan(x, forward=fwd)), fwd
+        harness.check_cln_forward("triton", tdevice, shape, dtype, long=True)
+        harness.check_cln_backward("triton", tdevice, shape, dtype, long=True)
+        _, outs = _cln_under(tdevice, dtype, shape, {0: {}, 1: {}})
+    for a, r in zip(outs[1], outs[0], strict=True):
+        assert torch.equal(a, r)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)

@@ -243,6 +243,15 @@ CLN_MIN_TILES_PER_SM = 2
 #: forward free of spills at maxnreg 128 (the vector is live next to the tile).
 CLN_GROUP = 128
 CLN_CHUNK = 128
+#: The prefix (forward) and the suffix (backward) in one wait and one fold where a sequence has
+#: several groups: the last round of group words and the own group's tile words as one vector
+#: of 2 G words (one readiness reduction, one tree), instead of a wait and a fold for each
+#: (where G == CHUNK).  The sums are grouped differently, so the bits differ from those of the
+#: two folds (still fixed by the tile index alone).  Why: one more wait and fold on the prefix
+#: path (session 38's direct groups, dropped; NOTES 39) cost 0.3-1.1 us forward and 3-15 us
+#: fwd+bwd even where its words were all masked off, so each one on that path is expensive.
+CLN_FWD_PREFIX_MERGED = False
+CLN_BWD_SUFFIX_MERGED = False
 #: The backward's suffix words loaded together and waited for at once (the own group's tile
 #: words issued before the group words' wait, the three kinds a, b, p in one load each
 #: round): one L2 round trip per tile where the words are ready, instead of six one after
@@ -824,9 +833,13 @@ def _fwd_prefix(
     CHUNK: tl.constexpr,
     SPIN: tl.constexpr,
     FAST: tl.constexpr,
+    MERGED: tl.constexpr = False,
+    goff=0,
 ):
     """Exclusive prefix (count, mean, M2) of tile i: state, earlier groups, earlier tiles of
-    its group (every tile before i is a full tile of C * BT values).
+    its group (every tile before i is a full tile of C * BT values).  ``MERGED``
+    (``CLN_FWD_PREFIX_MERGED``; G == CHUNK): the last round of group words (at ``goff`` words
+    past ``t_ptr``) and the own group's tile words waited for and folded as one vector.
 
     The group words and the tile words are waited for one after the other: issuing the tile
     words first (one round trip, as the backward does) changed the target shapes' forward by
@@ -837,16 +850,32 @@ def _fwd_prefix(
     pM = M0
     gi = i // G
     lane = tl.arange(0, CHUNK)
-    for c0 in range(0, gi, CHUNK):
-        j = c0 + lane
-        need = j < gi
-        w = _spin_load(g_ptr, j, need, True, SPIN)
-        pn, pm, pM = _fwd_fold_words(pn, pm, pM, w, need, C * 1.0 * BT * G, FAST)
-    lane_g = tl.arange(0, G)
-    j = gi * G + lane_g
-    need = j < i
-    w = _spin_load(t_ptr, j, need, True, SPIN)
-    return _fwd_fold_words(pn, pm, pM, w, need, C * 1.0 * BT, FAST)
+    if MERGED:
+        clast = (tl.maximum(gi - 1, 0) // CHUNK) * CHUNK  # the last round's first group
+        for c0 in range(0, clast, CHUNK):
+            j = c0 + lane
+            w = _spin_load(g_ptr, j, j < gi, True, SPIN)
+            pn, pm, pM = _fwd_fold_words(pn, pm, pM, w, j < gi, C * 1.0 * BT * G, FAST)
+        lane2 = tl.arange(0, 2 * G)
+        is_g = lane2 < G
+        jg = clast + lane2
+        jt = gi * G + lane2 - G
+        need2 = tl.where(is_g, jg < gi, jt < i)
+        w2 = _spin_load(t_ptr, tl.where(is_g, goff + jg, jt), need2, True, SPIN)
+        wn = tl.where(is_g, C * 1.0 * BT * G, C * 1.0 * BT)
+        pn, pm, pM = _fwd_fold_words(pn, pm, pM, w2, need2, wn, FAST)
+    else:
+        for c0 in range(0, gi, CHUNK):
+            j = c0 + lane
+            need = j < gi
+            w = _spin_load(g_ptr, j, need, True, SPIN)
+            pn, pm, pM = _fwd_fold_words(pn, pm, pM, w, need, C * 1.0 * BT * G, FAST)
+        lane_g = tl.arange(0, G)
+        j = gi * G + lane_g
+        need = j < i
+        w = _spin_load(t_ptr, j, need, True, SPIN)
+        pn, pm, pM = _fwd_fold_words(pn, pm, pM, w, need, C * 1.0 * BT, FAST)
+    return pn, pm, pM
 
 
 @triton.jit
@@ -1199,6 +1228,7 @@ def _cln_fwd_kernel(
     OUT_FMA: tl.constexpr = False,
     PACK: tl.constexpr = False,
     FAST_DIV: tl.constexpr = False,
+    MERGED: tl.constexpr = False,
 ):
     b, i, j, s0, s1 = _tile_start(
         scr_ptr, B, NTB, stagger_ns, stagger_w, False, RUN, TICKET_ATOMIC, STAGGER, TIMELINE, GDC,
@@ -1307,7 +1337,10 @@ def _cln_fwd_kernel(
     else:
         if NEAREST:  # the nearest earlier tile's word first (tile 0: its own, published)
             _spin_word(t_ptr + tl.maximum(i - 1, 0), True, SPIN)
-        pn, pm, pM = _fwd_prefix(t_ptr, g_ptr, i, C, cnt0, m0, M0, BT, G, CHUNK, SPIN, FAST_DIV)
+        pn, pm, pM = _fwd_prefix(
+            t_ptr, g_ptr, i, C, cnt0, m0, M0, BT, G, CHUNK, SPIN, FAST_DIV, MERGED,
+            B * NTB + b * NG - b * NTB,
+        )  # fmt: skip
     if TIMELINE:
         s3 = _stamp(pM)
 
@@ -1403,31 +1436,54 @@ def _bwd_suffix(
     OVERLAP: tl.constexpr,
     FUSE: tl.constexpr,
     SPIN: tl.constexpr,
+    MERGED: tl.constexpr = False,
+    goff=0,
 ):
     """Exclusive suffix sums (S_a, S_b, P) of the tile with processing index j (the tiles
     processed before it are the later ones in time): earlier groups, then its own group.
     ``OVERLAP``: every load in flight together (the own group's words issued before the group
-    words are waited for, the three kinds at once): one round trip instead of six."""
+    words are waited for, the three kinds at once): one round trip instead of six.
+    ``MERGED`` (``CLN_BWD_SUFFIX_MERGED``; G == CHUNK): the last round of group words (at
+    ``goff`` words past ``t_ptr``, the kinds NG apart) and the own group's tile words (NTB
+    apart) waited for and summed as one vector, the three kinds at once."""
     ea = tl.zeros([], tl.float32)
     eb = tl.zeros([], tl.float32)
     ep = tl.zeros([], tl.float32)
     gi = j // G
-    lane_g = tl.arange(0, G)
-    qt = gi * G + lane_g
-    need_t = qt < j
-    if OVERLAP:
-        ta, tb, tp = _load3(t_ptr, NTB, qt, need_t)
-    lane = tl.arange(0, CHUNK)
-    for c0 in range(0, gi, CHUNK):
-        q = c0 + lane
-        need = q < gi
-        wa, wb, wp = _spin_load3(g_ptr, NG, q, need, OVERLAP, SPIN)
-        ea, eb, ep = _bwd_fold3(ea, eb, ep, wa, wb, wp, need, FUSE)
-    if OVERLAP:
-        ta, tb, tp = _spin3_from(ta, tb, tp, t_ptr, NTB, qt, need_t, SPIN)
+    if MERGED:
+        lane = tl.arange(0, CHUNK)
+        clast = (tl.maximum(gi - 1, 0) // CHUNK) * CHUNK  # the last round's first group
+        for c0 in range(0, clast, CHUNK):
+            q = c0 + lane
+            wa, wb, wp = _spin_load3(g_ptr, NG, q, q < gi, True, SPIN)
+            ea, eb, ep = _bwd_fold3(ea, eb, ep, wa, wb, wp, q < gi, FUSE)
+        lane2 = tl.arange(0, 2 * G)
+        is_g = lane2 < G
+        qg = clast + lane2
+        qt2 = gi * G + lane2 - G
+        need2 = tl.where(is_g, qg < gi, qt2 < j)
+        stride = tl.where(is_g, NG, NTB)
+        idx2 = tl.where(is_g, goff + qg, qt2)
+        ma, mb, mp = _spin_load3(t_ptr, stride, idx2, need2, True, SPIN)
+        ea, eb, ep = _bwd_fold3(ea, eb, ep, ma, mb, mp, need2, FUSE)
     else:
-        ta, tb, tp = _spin_load3(t_ptr, NTB, qt, need_t, False, SPIN)
-    return _bwd_fold3(ea, eb, ep, ta, tb, tp, need_t, FUSE)
+        lane_g = tl.arange(0, G)
+        qt = gi * G + lane_g
+        need_t = qt < j
+        if OVERLAP:
+            ta, tb, tp = _load3(t_ptr, NTB, qt, need_t)
+        lane = tl.arange(0, CHUNK)
+        for c0 in range(0, gi, CHUNK):
+            q = c0 + lane
+            need = q < gi
+            wa, wb, wp = _spin_load3(g_ptr, NG, q, need, OVERLAP, SPIN)
+            ea, eb, ep = _bwd_fold3(ea, eb, ep, wa, wb, wp, need, FUSE)
+        if OVERLAP:
+            ta, tb, tp = _spin3_from(ta, tb, tp, t_ptr, NTB, qt, need_t, SPIN)
+        else:
+            ta, tb, tp = _spin_load3(t_ptr, NTB, qt, need_t, False, SPIN)
+        ea, eb, ep = _bwd_fold3(ea, eb, ep, ta, tb, tp, need_t, FUSE)
+    return ea, eb, ep
 
 
 @triton.jit
@@ -1532,6 +1588,7 @@ def _cln_bwd_kernel(
     DX_FMA: tl.constexpr = False,
     SHARE: tl.constexpr = False,
     FAST_DIV: tl.constexpr = False,
+    MERGED: tl.constexpr = False,
 ):
     # Tickets from the last tile backwards: a tile waits only on later tiles (smaller tickets).
     b, i, j, s0, s1 = _tile_start(
@@ -1688,7 +1745,10 @@ def _cln_bwd_kernel(
     if ABLATE < 1:
         if NEAREST:  # the p word of the tile processed just before (j = 0: its own)
             _spin_word(t_ptr + 2 * NTB + tl.maximum(j - 1, 0), False, SPIN)
-        ea, eb, ep = _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G, CHUNK, OVERLAP, FUSE, SPIN)
+        ea, eb, ep = _bwd_suffix(
+            t_ptr, g_ptr, j, NTB, NG, G, CHUNK, OVERLAP, FUSE, SPIN, MERGED,
+            3 * (B * NTB) + 3 * (b * NG) - 3 * (b * NTB),
+        )  # fmt: skip
     if TIMELINE:
         s3 = _stamp(ep)  # the suffix known
     if ABLATE >= 3:
@@ -2215,6 +2275,13 @@ def _shared_kw(x: Tensor) -> dict[str, object]:
     return {"SPIN": sleep, "NEAREST": bool(CLN_SPIN_NEAREST), "PACK": CLN_PACK_ASM and gpu}
 
 
+def _merged(knob: bool, p: _ClnPlan) -> bool:
+    """Whether a launch folds its last round of group words with its own group's tile words
+    (``CLN_FWD_PREFIX_MERGED``, ``CLN_BWD_SUFFIX_MERGED``): where it has several groups per
+    sequence (else no tile reads a group word) and G == CHUNK."""
+    return bool(knob) and p.ng > 1 and p.group == p.chunk
+
+
 def _prefetch_tiles(x: Tensor, p: _ClnPlan, atomic: bool) -> int:
     """Tiles ahead in its own sequence whose rows each forward program prefetches into the L2
     (``CLN_FWD_PREFETCH`` waves of resident programs, spread over the B sequences), or 0: off,
@@ -2306,6 +2373,7 @@ def cln_forward(
         EVEN=CLN_FWD_EVEN and p.num_cb == 1 and C == p.block_c and T % p.bt == 0,
         OUT_FMA=CLN_FWD_OUT_FMA_16BIT and p.pairs != 0,
         FAST_DIV=CLN_FWD_FAST_DIV and x.device.type == "cuda",
+        MERGED=_merged(CLN_FWD_PREFIX_MERGED, p),
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
         **_pdl_kw(pdl),
@@ -2388,6 +2456,7 @@ def cln_backward(
         DX_FMA=CLN_BWD_DX_FMA_16BIT and p.pairs != 0,
         SHARE=CLN_BWD_SHARE_16BIT and p.pairs != 0,
         FAST_DIV=CLN_BWD_FAST_DIV and x.device.type == "cuda",
+        MERGED=_merged(CLN_BWD_SUFFIX_MERGED, p),
         **_shared_kw(x),
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
