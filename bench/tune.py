@@ -89,11 +89,9 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "lean": {"CLN_FWD_EVEN": True, "CLN_FWD_OUT_FMA_16BIT": True, "CLN_PACK_ASM": True},
         # The forward's divisions by div.approx.f32 instead of div.full.f32.
         "fwd fast div": {"CLN_FWD_FAST_DIV": True},
-        # The prefix / suffix in one wait and one fold (the last round of group words with the
-        # own group's tile words): both directions, the forward's, the backward's.
-        "merged": {"CLN_FWD_PREFIX_MERGED": True, "CLN_BWD_SUFFIX_MERGED": True},
-        "fwd merged": {"CLN_FWD_PREFIX_MERGED": True},
-        "bwd merged": {"CLN_BWD_SUFFIX_MERGED": True},
+        # The forward's prefix in two waits and two folds (the group words', then the own
+        # group's tile words': before session 38) instead of one (``CLN_FWD_PREFIX_MERGED``).
+        "fwd unmerged": {"CLN_FWD_PREFIX_MERGED": False},
         # The 16-bit backward's dx by two FMAs after the product, its dy unpacked once for both
         # channel sums and once for both partials, the backward's divisions by div.approx.f32;
         # all three (the defaults since session 34); all three with the forward's; none.

@@ -112,11 +112,12 @@ def _direction_knobs(kernel: str) -> dict[str, object]:
         "AFFINE_EARLY": False,
         "SPIN": 0,
         "NEAREST": False,
-        "MERGED": False,
     }
     if kernel == "_cln_fwd_kernel":
         fwd = {"PACE": False, "PREFETCH": False, "EVEN": False, "OUT_FMA": False}
-        fwd.update(PACK=False, FAST_DIV=False)
+        # CLN_FWD_PREFIX_MERGED: on where a sequence has several groups (G == CHUNK);
+        # test_cln_forward_compiles_unmerged compiles it off.
+        fwd.update(PACK=False, FAST_DIV=False, MERGED=True)
         return {"ABLATE": 0, "TIMELINE": True, "STAGGER": True, "GDC": True, **fwd, **hints}
     # CLN_BWD_DX_FMA_16BIT, CLN_BWD_SHARE_16BIT, CLN_BWD_FAST_DIV: on where they apply (a packed
     # 16-bit tile; the division on the GPU), off here; test_cln_kernels_compile_spin compiles
@@ -212,17 +213,15 @@ def test_cln_kernels_compile_spin(kernel, flags, dtype, pairs):
 
 
 @pytest.mark.parametrize("dtype, pairs", [("fp32", 0), ("bf16", 1)])
-@pytest.mark.parametrize("kernel, flags", KERNELS, ids=["fwd", "bwd"])
-def test_cln_kernels_compile_merged(kernel, flags, dtype, pairs):
-    """The prefix and the suffix in one wait and one fold (``CLN_FWD_PREFIX_MERGED``,
-    ``CLN_BWD_SUFFIX_MERGED``, off by default) at a target shape's tile (8 groups per
-    sequence)."""
+def test_cln_forward_compiles_unmerged(dtype, pairs):
+    """The forward's prefix in two waits and two folds (``CLN_FWD_PREFIX_MERGED`` off) at a
+    target shape's tile (8 groups per sequence)."""
     ints = {"B": 2, "C": 128, "T": 64000, "NTB": 1000, "NG": 8}
     tile = dict(BLOCK_C=128, BT=64, NUM_CB=1, SCR_OFF=16)
-    const = {**flags, **tile, "G": 128, "CHUNK": 128, "RUN": 1, "PAIRS": pairs, "ASM": True}
+    const = {**FWD_FLAGS, **tile, "G": 128, "CHUNK": 128, "RUN": 1, "PAIRS": pairs, "ASM": True}
     const["TICKET_ATOMIC"] = False
-    const.update(_direction_knobs(kernel), MERGED=True)
-    _compile(kernel, ints, const, num_warps=2 if pairs else 4, dtype=dtype)
+    const.update(_direction_knobs("_cln_fwd_kernel"), MERGED=False)
+    _compile("_cln_fwd_kernel", ints, const, num_warps=2 if pairs else 4, dtype=dtype)
 
 
 @pytest.mark.parametrize("dtype, pairs", [("fp32", 0), ("bf16", 1)])

@@ -62,14 +62,9 @@ SCHEDULES = {
         "CLN_FWD_OUT_FMA_16BIT": False,
         "CLN_PACK_ASM": False,
     },
-    # The last round of group words and the own group's tile words in one wait and one fold
-    # (CLN_FWD_PREFIX_MERGED, CLN_BWD_SUFFIX_MERGED).
-    "merged": {
-        "CLN_GROUP": 2,
-        "CLN_CHUNK": 2,
-        "CLN_FWD_PREFIX_MERGED": True,
-        "CLN_BWD_SUFFIX_MERGED": True,
-    },
+    # The forward's group words and own group's tile words in a wait and a fold each (the
+    # default where G == CHUNK: the last round of one with the other, CLN_FWD_PREFIX_MERGED).
+    "unmerged": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_FWD_PREFIX_MERGED": False},
     # Runs longer than a sequence: every tile takes the remainder (batch-interleaved) path.
     "runs-remainder": {"CLN_TICKET_RUN": 1 << 20},
     "channel-blocks": {
@@ -478,20 +473,20 @@ def test_spin_leaves_the_output_unchanged(tdevice, dtype):
         K._shared_kw(x)
 
 
+@pytest.mark.parametrize("merged", [True, False], ids=["merged", "unmerged"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
-def test_prefix_merged_at_several_groups(tdevice, dtype):
-    """The prefix and the suffix in one wait and one fold (``CLN_FWD_PREFIX_MERGED``,
-    ``CLN_BWD_SUFFIX_MERGED``, off by default) meet the harness's tolerances where a sequence
-    has several groups, and give the same bits on a second call.  On the GPU 1024 tiles of 8
-    frames per sequence (8 groups of 128); under the interpreter 8-16 tiles in groups of 2,
-    read 2 at a time (several rounds before the merged one)."""
+def test_prefix_at_several_groups(tdevice, dtype, merged):
+    """The forward's prefix in one wait and one fold (``CLN_FWD_PREFIX_MERGED``, the default)
+    and in two meets the harness's tolerances where a sequence has several groups (forward and
+    backward), and gives the same bits on a second call.  On the GPU 1024 tiles of 8 frames per
+    sequence (8 groups of 128); under the interpreter 8-16 tiles in groups of 2, read 2 at a
+    time (several rounds before the merged one)."""
     from backends.triton import kernels as K
     from bench.tune import knobs
 
     cuda = tdevice.type == "cuda"
     kw: dict[str, object] = {
-        "CLN_FWD_PREFIX_MERGED": True,
-        "CLN_BWD_SUFFIX_MERGED": True,
+        "CLN_FWD_PREFIX_MERGED": merged,
         "CLN_FWD_TILE": 512 if cuda else 32,
         "CLN_BWD_TILE": 512 if cuda else 32,
         "CLN_BWD_TILE_32BIT": None,
@@ -506,8 +501,9 @@ def test_prefix_merged_at_several_groups(tdevice, dtype):
     shape = (2, 64, 8192) if cuda else (2, 8, 64)
     with knobs(K, kw):
         x = torch.empty(shape, device=tdevice, dtype=dtype)
-        for fwd in (True, False):
-            assert K._merged(True, K._cln_plan(x, forward=fwd)), fwd
+        p = K._cln_plan(x, forward=True)
+        assert p.ng > 1 and K._merged(K.CLN_FWD_PREFIX_MERGED, p) == merged, p
+        assert K._cln_plan(x, forward=False).ng > 1
         harness.check_cln_forward("triton", tdevice, shape, dtype, long=True)
         harness.check_cln_backward("triton", tdevice, shape, dtype, long=True)
         _, outs = _cln_under(tdevice, dtype, shape, {0: {}, 1: {}})

@@ -26,7 +26,8 @@ Exclusive prefixes: a fixed-order reduction over published aggregates, in two le
     * tile i's exclusive prefix = the stream state, then the words of the groups before its
       own (read ``CHUNK`` at a time at absolute positions, each chunk reduced by ``tl.reduce``,
       chunks folded left to right), then the aggregates of the tiles of its own group before
-      it (one vector of G words).
+      it (one vector of G words); where G == CHUNK the last chunk and that vector are one
+      vector of 2 G words, waited for and reduced at once (``CLN_FWD_PREFIX_MERGED``).
 The order depends on i alone, so the output is bitwise deterministic run to run and bitwise
 causal, whatever the timing; a tile reads at most G + NTB/G words (one round of each up to
 G * CHUNK tiles per sequence), and nothing waits in a chain.
@@ -243,15 +244,20 @@ CLN_MIN_TILES_PER_SM = 2
 #: forward free of spills at maxnreg 128 (the vector is live next to the tile).
 CLN_GROUP = 128
 CLN_CHUNK = 128
-#: The prefix (forward) and the suffix (backward) in one wait and one fold where a sequence has
-#: several groups: the last round of group words and the own group's tile words as one vector
-#: of 2 G words (one readiness reduction, one tree), instead of a wait and a fold for each
-#: (where G == CHUNK).  The sums are grouped differently, so the bits differ from those of the
-#: two folds (still fixed by the tile index alone).  Why: one more wait and fold on the prefix
-#: path (session 38's direct groups, dropped; NOTES 39) cost 0.3-1.1 us forward and 3-15 us
-#: fwd+bwd even where its words were all masked off, so each one on that path is expensive.
-CLN_FWD_PREFIX_MERGED = False
-CLN_BWD_SUFFIX_MERGED = False
+#: The forward's prefix in one wait and one fold where a sequence has several groups: the last
+#: round of group words and the own group's tile words as one vector of 2 G words (one load,
+#: one readiness reduction, one tree) instead of a wait and a fold for each (where G == CHUNK).
+#: The sums are grouped differently, so the bits differ from the two folds' (still fixed by the
+#: tile index alone: deterministic and causal).  Why: one more wait and fold on the prefix path
+#: (session 38's direct groups, dropped) cost 0.3-1.1 us in the forward even where its words
+#: were all masked off, so each step on that path is expensive.  H200, bench.tune, two rounds
+#: in one call, forward us, off -> on: fp32 (2, 128, 64000) 41.8-42.0 -> 40.8-41.0,
+#: (4, 256, 16000) 40.6-40.7 -> 40.3; bf16 26.5 -> 25.4-25.5 and 27.0 -> 26.7; fwd+bwd fp32
+#: (2, 128, 64000) 110.4 -> 108.6-108.7; (16, 512, 4000), one group per sequence, unchanged
+#: (bench/results/nvidia-h200-s38b-tune-merged38-{1,2}.log).  The backward's suffix the same
+#: way lost (fwd+bwd +0.4-3.1 us at four target cases, equal at (2, 128, 64000) fp32) and was
+#: removed (code at d1d0f23; NOTES 39).  False: the two folds.
+CLN_FWD_PREFIX_MERGED = True
 #: The backward's suffix words loaded together and waited for at once (the own group's tile
 #: words issued before the group words' wait, the three kinds a, b, p in one load each
 #: round): one L2 round trip per tile where the words are ready, instead of six one after
@@ -1436,54 +1442,34 @@ def _bwd_suffix(
     OVERLAP: tl.constexpr,
     FUSE: tl.constexpr,
     SPIN: tl.constexpr,
-    MERGED: tl.constexpr = False,
-    goff=0,
 ):
     """Exclusive suffix sums (S_a, S_b, P) of the tile with processing index j (the tiles
     processed before it are the later ones in time): earlier groups, then its own group.
     ``OVERLAP``: every load in flight together (the own group's words issued before the group
-    words are waited for, the three kinds at once): one round trip instead of six.
-    ``MERGED`` (``CLN_BWD_SUFFIX_MERGED``; G == CHUNK): the last round of group words (at
-    ``goff`` words past ``t_ptr``, the kinds NG apart) and the own group's tile words (NTB
-    apart) waited for and summed as one vector, the three kinds at once."""
+    words are waited for, the three kinds at once): one round trip instead of six.  (The last
+    round of group words and the own group's words in one wait and one sum, as the forward's
+    ``CLN_FWD_PREFIX_MERGED``, was slower: fwd+bwd +0.4-3.1 us at four target cases, NOTES
+    39.)"""
     ea = tl.zeros([], tl.float32)
     eb = tl.zeros([], tl.float32)
     ep = tl.zeros([], tl.float32)
     gi = j // G
-    if MERGED:
-        lane = tl.arange(0, CHUNK)
-        clast = (tl.maximum(gi - 1, 0) // CHUNK) * CHUNK  # the last round's first group
-        for c0 in range(0, clast, CHUNK):
-            q = c0 + lane
-            wa, wb, wp = _spin_load3(g_ptr, NG, q, q < gi, True, SPIN)
-            ea, eb, ep = _bwd_fold3(ea, eb, ep, wa, wb, wp, q < gi, FUSE)
-        lane2 = tl.arange(0, 2 * G)
-        is_g = lane2 < G
-        qg = clast + lane2
-        qt2 = gi * G + lane2 - G
-        need2 = tl.where(is_g, qg < gi, qt2 < j)
-        stride = tl.where(is_g, NG, NTB)
-        idx2 = tl.where(is_g, goff + qg, qt2)
-        ma, mb, mp = _spin_load3(t_ptr, stride, idx2, need2, True, SPIN)
-        ea, eb, ep = _bwd_fold3(ea, eb, ep, ma, mb, mp, need2, FUSE)
+    lane_g = tl.arange(0, G)
+    qt = gi * G + lane_g
+    need_t = qt < j
+    if OVERLAP:
+        ta, tb, tp = _load3(t_ptr, NTB, qt, need_t)
+    lane = tl.arange(0, CHUNK)
+    for c0 in range(0, gi, CHUNK):
+        q = c0 + lane
+        need = q < gi
+        wa, wb, wp = _spin_load3(g_ptr, NG, q, need, OVERLAP, SPIN)
+        ea, eb, ep = _bwd_fold3(ea, eb, ep, wa, wb, wp, need, FUSE)
+    if OVERLAP:
+        ta, tb, tp = _spin3_from(ta, tb, tp, t_ptr, NTB, qt, need_t, SPIN)
     else:
-        lane_g = tl.arange(0, G)
-        qt = gi * G + lane_g
-        need_t = qt < j
-        if OVERLAP:
-            ta, tb, tp = _load3(t_ptr, NTB, qt, need_t)
-        lane = tl.arange(0, CHUNK)
-        for c0 in range(0, gi, CHUNK):
-            q = c0 + lane
-            need = q < gi
-            wa, wb, wp = _spin_load3(g_ptr, NG, q, need, OVERLAP, SPIN)
-            ea, eb, ep = _bwd_fold3(ea, eb, ep, wa, wb, wp, need, FUSE)
-        if OVERLAP:
-            ta, tb, tp = _spin3_from(ta, tb, tp, t_ptr, NTB, qt, need_t, SPIN)
-        else:
-            ta, tb, tp = _spin_load3(t_ptr, NTB, qt, need_t, False, SPIN)
-        ea, eb, ep = _bwd_fold3(ea, eb, ep, ta, tb, tp, need_t, FUSE)
-    return ea, eb, ep
+        ta, tb, tp = _spin_load3(t_ptr, NTB, qt, need_t, False, SPIN)
+    return _bwd_fold3(ea, eb, ep, ta, tb, tp, need_t, FUSE)
 
 
 @triton.jit
@@ -1588,7 +1574,6 @@ def _cln_bwd_kernel(
     DX_FMA: tl.constexpr = False,
     SHARE: tl.constexpr = False,
     FAST_DIV: tl.constexpr = False,
-    MERGED: tl.constexpr = False,
 ):
     # Tickets from the last tile backwards: a tile waits only on later tiles (smaller tickets).
     b, i, j, s0, s1 = _tile_start(
@@ -1745,10 +1730,7 @@ def _cln_bwd_kernel(
     if ABLATE < 1:
         if NEAREST:  # the p word of the tile processed just before (j = 0: its own)
             _spin_word(t_ptr + 2 * NTB + tl.maximum(j - 1, 0), False, SPIN)
-        ea, eb, ep = _bwd_suffix(
-            t_ptr, g_ptr, j, NTB, NG, G, CHUNK, OVERLAP, FUSE, SPIN, MERGED,
-            3 * (B * NTB) + 3 * (b * NG) - 3 * (b * NTB),
-        )  # fmt: skip
+        ea, eb, ep = _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G, CHUNK, OVERLAP, FUSE, SPIN)
     if TIMELINE:
         s3 = _stamp(ep)  # the suffix known
     if ABLATE >= 3:
@@ -2277,8 +2259,8 @@ def _shared_kw(x: Tensor) -> dict[str, object]:
 
 def _merged(knob: bool, p: _ClnPlan) -> bool:
     """Whether a launch folds its last round of group words with its own group's tile words
-    (``CLN_FWD_PREFIX_MERGED``, ``CLN_BWD_SUFFIX_MERGED``): where it has several groups per
-    sequence (else no tile reads a group word) and G == CHUNK."""
+    (``CLN_FWD_PREFIX_MERGED``): where it has several groups per sequence (else no tile reads
+    a group word) and G == CHUNK."""
     return bool(knob) and p.ng > 1 and p.group == p.chunk
 
 
@@ -2456,7 +2438,6 @@ def cln_backward(
         DX_FMA=CLN_BWD_DX_FMA_16BIT and p.pairs != 0,
         SHARE=CLN_BWD_SHARE_16BIT and p.pairs != 0,
         FAST_DIV=CLN_BWD_FAST_DIV and x.device.type == "cuda",
-        MERGED=_merged(CLN_BWD_SUFFIX_MERGED, p),
         **_shared_kw(x),
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
