@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Session 38: the merged prefix's readiness test inside its fold (CLN_FWD_FOLD_READY, on for
+# this call): the Triton cLN tests on the GPU, two rounds of bench.tune against it off, then
+# the cLN benchmark with its peers on this code (the README's cLN table if it is adopted).
+#   OUT=out bash bench/gpu_s38c.sh
+set -uo pipefail
+source bench/gpu_env.sh
+date +%T
+T_TESTS=${T_TESTS:-200} gpu_test_triton_cln
+date +%T
+T_TUNE=${T_TUNE:-100} gpu_tune_rounds foldready38 "default,fwd fold unready" fwd,fwd_bwd
+date +%T
+gpu_bench_cln 200
+gpu_archive s38c-fold-ready
+ls -la "$OUT"
