@@ -3,6 +3,8 @@
 # this call): the Triton cLN tests on the GPU, two rounds of bench.tune against it off, then
 # the cLN benchmark with its peers on this code (the README's cLN table if it is adopted).
 #   OUT=out bash bench/gpu_s38c.sh
+# Runs at 7c849b0: the knob lost (forward 0.6-1.1 us slower at the long-T shapes) and was
+# removed (NOTES 39.3b).
 set -uo pipefail
 source bench/gpu_env.sh
 date +%T

@@ -92,8 +92,6 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # The forward's prefix in two waits and two folds (the group words', then the own
         # group's tile words': before session 38) instead of one (``CLN_FWD_PREFIX_MERGED``).
         "fwd unmerged": {"CLN_FWD_PREFIX_MERGED": False},
-        # The merged prefix's readiness test apart from its fold (``CLN_FWD_FOLD_READY`` off).
-        "fwd fold unready": {"CLN_FWD_FOLD_READY": False},
         # The 16-bit backward's dx by two FMAs after the product, its dy unpacked once for both
         # channel sums and once for both partials, the backward's divisions by div.approx.f32;
         # all three (the defaults since session 34); all three with the forward's; none.

@@ -117,7 +117,7 @@ def _direction_knobs(kernel: str) -> dict[str, object]:
         fwd = {"PACE": False, "PREFETCH": False, "EVEN": False, "OUT_FMA": False}
         # CLN_FWD_PREFIX_MERGED: on where a sequence has several groups (G == CHUNK);
         # test_cln_forward_compiles_unmerged compiles it off.
-        fwd.update(PACK=False, FAST_DIV=False, MERGED=True, FOLD_READY=True)
+        fwd.update(PACK=False, FAST_DIV=False, MERGED=True)
         return {"ABLATE": 0, "TIMELINE": True, "STAGGER": True, "GDC": True, **fwd, **hints}
     # CLN_BWD_DX_FMA_16BIT, CLN_BWD_SHARE_16BIT, CLN_BWD_FAST_DIV: on where they apply (a packed
     # 16-bit tile; the division on the GPU), off here; test_cln_kernels_compile_spin compiles
@@ -220,7 +220,7 @@ def test_cln_forward_compiles_unmerged(dtype, pairs):
     tile = dict(BLOCK_C=128, BT=64, NUM_CB=1, SCR_OFF=16)
     const = {**FWD_FLAGS, **tile, "G": 128, "CHUNK": 128, "RUN": 1, "PAIRS": pairs, "ASM": True}
     const["TICKET_ATOMIC"] = False
-    const.update(_direction_knobs("_cln_fwd_kernel"), MERGED=False, FOLD_READY=False)
+    const.update(_direction_knobs("_cln_fwd_kernel"), MERGED=False)
     _compile("_cln_fwd_kernel", ints, const, num_warps=2 if pairs else 4, dtype=dtype)
 
 

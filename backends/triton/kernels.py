@@ -258,12 +258,6 @@ CLN_CHUNK = 128
 #: way lost (fwd+bwd +0.4-3.1 us at four target cases, equal at (2, 128, 64000) fp32) and was
 #: removed (code at d1d0f23; NOTES 39).  False: the two folds.
 CLN_FWD_PREFIX_MERGED = True
-#: The merged prefix's wait with its readiness test inside the fold's tree (one 4-tuple
-#: ``tl.reduce`` per poll: count, mean, M2 and the minimum of the words' ready flags) instead
-#: of a readiness reduction per poll and then the fold: the poll that finds every word ready
-#: has folded them, one cross-warp reduction fewer after the last word lands (39.5: each step
-#: on that path costs).  Bitwise the same outputs.  Only with ``CLN_FWD_PREFIX_MERGED``.
-CLN_FWD_FOLD_READY = True
 #: The backward's suffix words loaded together and waited for at once (the own group's tile
 #: words issued before the group words' wait, the three kinds a, b, p in one load each
 #: round): one L2 round trip per tile where the words are ready, instead of six one after
@@ -820,51 +814,6 @@ def _fwd_fold_words(pn, pm, pM, w, need, wn, FAST: tl.constexpr):
 
 
 @triton.jit
-def _chan_ready(na, ma, Ma, ra, nb, mb, Mb, rb):
-    """``_chan`` of (count, mean, M2), carrying the minimum of a readiness flag alongside."""
-    n, m, M = _chan_div(na, ma, Ma, nb, mb, Mb, False)
-    return n, m, M, tl.minimum(ra, rb)
-
-
-@triton.jit
-def _chan_ready_fast(na, ma, Ma, ra, nb, mb, Mb, rb):
-    """``_chan_ready`` by ``div.approx.f32``."""
-    n, m, M = _chan_div(na, ma, Ma, nb, mb, Mb, True)
-    return n, m, M, tl.minimum(ra, rb)
-
-
-@triton.jit
-def _fwd_fold_ready(w, need, wn, FAST: tl.constexpr):
-    """The tree of ``_fwd_fold_words`` over words ``w`` (before its fold onto the prefix),
-    and in the same tree whether every word is ready (1) or not (0)."""
-    wm, wM = _unpack_fwd(w)
-    rdy = _ready(w, True).to(tl.int32)  # the not-needed lanes were loaded as ready
-    wn = tl.where(need, wn, 0.0)
-    wm = tl.where(need, wm, 0.0)
-    wM = tl.where(need, wM, 0.0)
-    if FAST:
-        return tl.reduce((wn, wm, wM, rdy), 0, _chan_ready_fast)
-    else:
-        return tl.reduce((wn, wm, wM, rdy), 0, _chan_ready)
-
-
-@triton.jit
-def _fwd_spin_fold(pn, pm, pM, ptr, idx, need, wn, SPIN: tl.constexpr, FAST: tl.constexpr):
-    """``_spin_load`` then ``_fwd_fold_words``, with the readiness test inside the fold's tree
-    (``CLN_FWD_FOLD_READY``): each poll is one load and one cross-warp reduction, and the poll
-    that finds every word ready has folded them already.  Bitwise ``_fwd_fold_words`` of the
-    words ``_spin_load`` returns (the same tree over the same words; an unready word only ever
-    enters a tree that is thrown away)."""
-    w = tl.load(ptr + idx, mask=need, other=-1, volatile=True)
-    cn, cm, cM, rdy = _fwd_fold_ready(w, need, wn, FAST)
-    while rdy == 0:
-        z = _spin_pause(SPIN)
-        w = tl.load(ptr + (idx + z), mask=need, other=-1, volatile=True)
-        cn, cm, cM, rdy = _fwd_fold_ready(w, need, wn, FAST)
-    return _chan_div(pn, pm, pM, cn, cm, cM, FAST)
-
-
-@triton.jit
 def _fwd_close_group(
     t_ptr, g_ptr, i, C, BT: tl.constexpr, G: tl.constexpr, SPIN: tl.constexpr, FAST: tl.constexpr
 ):
@@ -892,13 +841,11 @@ def _fwd_prefix(
     FAST: tl.constexpr,
     MERGED: tl.constexpr = False,
     goff=0,
-    FOLD_READY: tl.constexpr = False,
 ):
     """Exclusive prefix (count, mean, M2) of tile i: state, earlier groups, earlier tiles of
     its group (every tile before i is a full tile of C * BT values).  ``MERGED``
     (``CLN_FWD_PREFIX_MERGED``; G == CHUNK): the last round of group words (at ``goff`` words
-    past ``t_ptr``) and the own group's tile words waited for and folded as one vector; with
-    ``FOLD_READY`` (``CLN_FWD_FOLD_READY``) the wait's readiness test inside that fold.
+    past ``t_ptr``) and the own group's tile words waited for and folded as one vector.
 
     The group words and the tile words are waited for one after the other: issuing the tile
     words first (one round trip, as the backward does) changed the target shapes' forward by
@@ -920,13 +867,9 @@ def _fwd_prefix(
         jg = clast + lane2
         jt = gi * G + lane2 - G
         need2 = tl.where(is_g, jg < gi, jt < i)
-        idx2 = tl.where(is_g, goff + jg, jt)
+        w2 = _spin_load(t_ptr, tl.where(is_g, goff + jg, jt), need2, True, SPIN)
         wn = tl.where(is_g, C * 1.0 * BT * G, C * 1.0 * BT)
-        if FOLD_READY:
-            pn, pm, pM = _fwd_spin_fold(pn, pm, pM, t_ptr, idx2, need2, wn, SPIN, FAST)
-        else:
-            w2 = _spin_load(t_ptr, idx2, need2, True, SPIN)
-            pn, pm, pM = _fwd_fold_words(pn, pm, pM, w2, need2, wn, FAST)
+        pn, pm, pM = _fwd_fold_words(pn, pm, pM, w2, need2, wn, FAST)
     else:
         for c0 in range(0, gi, CHUNK):
             j = c0 + lane
@@ -1292,7 +1235,6 @@ def _cln_fwd_kernel(
     PACK: tl.constexpr = False,
     FAST_DIV: tl.constexpr = False,
     MERGED: tl.constexpr = False,
-    FOLD_READY: tl.constexpr = False,
 ):
     b, i, j, s0, s1 = _tile_start(
         scr_ptr, B, NTB, stagger_ns, stagger_w, False, RUN, TICKET_ATOMIC, STAGGER, TIMELINE, GDC,
@@ -1403,7 +1345,7 @@ def _cln_fwd_kernel(
             _spin_word(t_ptr + tl.maximum(i - 1, 0), True, SPIN)
         pn, pm, pM = _fwd_prefix(
             t_ptr, g_ptr, i, C, cnt0, m0, M0, BT, G, CHUNK, SPIN, FAST_DIV, MERGED,
-            B * NTB + b * NG - b * NTB, FOLD_READY,
+            B * NTB + b * NG - b * NTB,
         )  # fmt: skip
     if TIMELINE:
         s3 = _stamp(pM)
@@ -2414,7 +2356,6 @@ def cln_forward(
         OUT_FMA=CLN_FWD_OUT_FMA_16BIT and p.pairs != 0,
         FAST_DIV=CLN_FWD_FAST_DIV and x.device.type == "cuda",
         MERGED=_merged(CLN_FWD_PREFIX_MERGED, p),
-        FOLD_READY=CLN_FWD_FOLD_READY,
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
         **_pdl_kw(pdl),
