@@ -144,6 +144,18 @@ gpu_tune_rounds() {
   grep -h "cln" "$OUT"/tune-"$1"-*.log | sort -k3,6 -s
 }
 
+# A knob's A/B call: its GPU path tests (pytest -k "$2" into $OUT/test-$1.log, limit T_TESTS,
+# default 120 s), then two rounds of bench.tune's variants $3 in modes $4 with their registers
+# (--regs; limit T_TUNE per round, default 220 s) into $OUT/tune-$1-{1,2}.log.
+gpu_paths_then_tune() {
+  date +%T
+  T_TESTS=${T_TESTS:-120} gpu_test_paths "$1" "$2"
+  date +%T
+  T_TUNE=${T_TUNE:-220} TUNE_ARGS=${TUNE_ARGS:---regs} gpu_tune_rounds "$1" "$3" "$4"
+  date +%T
+  ls -la "$OUT"
+}
+
 # make test-all, then the cLN benchmark with its peers, in one archive $OUT/$1.tgz (a session's
 # first final call).
 gpu_final_all() {

@@ -3,13 +3,9 @@
 # tile words (CLN_FWD_DIRECT_GROUPS, CLN_BWD_DIRECT_GROUPS, off by default): their GPU test,
 # then two rounds of bench.tune, forward and fwd+bwd, at the target shapes.
 #   OUT=out SKIP_CUDA_BUILD=1 bash bench/gpu_s38.sh
-# Runs at e5409bf: the knobs were slower at every case and were removed (NOTES 39).
+# Runs at e5409bf (git checkout e5409bf: its knobs, variants and this script as it was): the
+# knobs were slower at every case and were removed (NOTES 39).
 set -uo pipefail
 source bench/gpu_env.sh
-date +%T
-T_TESTS=${T_TESTS:-100} gpu_test_paths direct38 "direct_groups"
-date +%T
-T_TUNE=${T_TUNE:-220} TUNE_ARGS=${TUNE_ARGS:---regs} gpu_tune_rounds direct38 \
+T_TESTS=${T_TESTS:-100} gpu_paths_then_tune direct38 "direct_groups" \
   "default,direct 1,direct 2,direct 3" fwd,fwd_bwd
-date +%T
-ls -la "$OUT"
