@@ -847,10 +847,10 @@ def _fwd_prefix(
     (``CLN_FWD_PREFIX_MERGED``; G == CHUNK): the last round of group words (at ``goff`` words
     past ``t_ptr``) and the own group's tile words waited for and folded as one vector.
 
-    The group words and the tile words are waited for one after the other: issuing the tile
-    words first (one round trip, as the backward does) changed the target shapes' forward by
-    -0.01 to +0.01 of copy bandwidth, and the (80, 64, 301) forward measured 15.7 us in that
-    call against 11.1 us before (NOTES 16.5)."""
+    Unmerged, the group words and the tile words are waited for one after the other: issuing
+    the tile words first (one round trip, as the backward does) changed the target shapes'
+    forward by -0.01 to +0.01 of copy bandwidth, and the (80, 64, 301) forward measured 15.7 us
+    in that call against 11.1 us before (NOTES 16.5)."""
     pn = cnt0
     pm = m0
     pM = M0
