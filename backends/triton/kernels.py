@@ -1244,6 +1244,7 @@ def _cln_fwd_kernel(
         _pace(scr_ptr + stamp_idx, j * B + b, pace_ps)
     t_ptr = scr_ptr + SCR_OFF + b * NTB  # this sequence's tile aggregate words
     g_ptr = scr_ptr + SCR_OFF + B * NTB + b * NG  # and its group words
+    goff = B * NTB + b * NG - b * NTB  # g_ptr - t_ptr in words (the merged prefix reads both)
 
     b64 = b.to(tl.int64)
     x_base = x_ptr + b64 * C * T
@@ -1344,8 +1345,7 @@ def _cln_fwd_kernel(
         if NEAREST:  # the nearest earlier tile's word first (tile 0: its own, published)
             _spin_word(t_ptr + tl.maximum(i - 1, 0), True, SPIN)
         pn, pm, pM = _fwd_prefix(
-            t_ptr, g_ptr, i, C, cnt0, m0, M0, BT, G, CHUNK, SPIN, FAST_DIV, MERGED,
-            B * NTB + b * NG - b * NTB,
+            t_ptr, g_ptr, i, C, cnt0, m0, M0, BT, G, CHUNK, SPIN, FAST_DIV, MERGED, goff
         )  # fmt: skip
     if TIMELINE:
         s3 = _stamp(pM)
@@ -2257,11 +2257,11 @@ def _shared_kw(x: Tensor) -> dict[str, object]:
     return {"SPIN": sleep, "NEAREST": bool(CLN_SPIN_NEAREST), "PACK": CLN_PACK_ASM and gpu}
 
 
-def _merged(knob: bool, p: _ClnPlan) -> bool:
-    """Whether a launch folds its last round of group words with its own group's tile words
-    (``CLN_FWD_PREFIX_MERGED``): where it has several groups per sequence (else no tile reads
-    a group word) and G == CHUNK."""
-    return bool(knob) and p.ng > 1 and p.group == p.chunk
+def _merged(p: _ClnPlan) -> bool:
+    """Whether a forward launch folds its last round of group words with its own group's tile
+    words (``CLN_FWD_PREFIX_MERGED``): where it has several groups per sequence (else no tile
+    reads a group word) and G == CHUNK."""
+    return bool(CLN_FWD_PREFIX_MERGED) and p.ng > 1 and p.group == p.chunk
 
 
 def _prefetch_tiles(x: Tensor, p: _ClnPlan, atomic: bool) -> int:
@@ -2355,7 +2355,7 @@ def cln_forward(
         EVEN=CLN_FWD_EVEN and p.num_cb == 1 and C == p.block_c and T % p.bt == 0,
         OUT_FMA=CLN_FWD_OUT_FMA_16BIT and p.pairs != 0,
         FAST_DIV=CLN_FWD_FAST_DIV and x.device.type == "cuda",
-        MERGED=_merged(CLN_FWD_PREFIX_MERGED, p),
+        MERGED=_merged(p),
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
         **_pdl_kw(pdl),
