@@ -473,6 +473,25 @@ def test_spin_leaves_the_output_unchanged(tdevice, dtype):
         K._shared_kw(x)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_thread_spin_leaves_the_output_unchanged(tdevice, dtype):
+    """The forward's waits polled by each thread for its own words (``CLN_FWD_THREAD_SPIN``,
+    off by default; inline PTX, so GPU only) fold the same words: every output of the forward
+    and the backward bitwise unchanged, at a grid of tiles by program id with several groups
+    per sequence (merged prefix) and one launch with the two folds."""
+    if tdevice.type != "cuda":
+        pytest.skip(
+            "CLN_FWD_THREAD_SPIN is inline PTX: the GPU only (compiled in CI by "
+            "tests/test_triton_compile.py)"
+        )
+    for merged in (True, False):
+        base = {"CLN_FWD_PREFIX_MERGED": merged}
+        variants = {"off": base, "on": {**base, "CLN_FWD_THREAD_SPIN": True}}
+        _, outs = _cln_under(tdevice, dtype, (8, 64, 65536), variants)
+        for a, r in zip(outs["on"], outs["off"], strict=True):
+            assert torch.equal(a, r), merged
+
+
 @pytest.mark.parametrize("merged", [True, False], ids=["merged", "unmerged"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 def test_prefix_at_several_groups(tdevice, dtype, merged):

@@ -381,6 +381,15 @@ CLN_FWD_PREFETCH = 0.0
 #: predecessors' data, and a sleeping waiter only wakes later.  Both off.
 CLN_SPIN_SLEEP_NS = 0
 CLN_SPIN_NEAREST = False
+#: The forward's waits polled per thread (GPU only; inline PTX): every thread reloads only its
+#: own words that are not yet ready, in a loop of its own with no reduction and no barrier,
+#: and goes on to the fold once all of its words are ready (the fold's own cross-thread steps
+#: wait for the other threads).  Default polls reduce the readiness of the whole vector across
+#: the program (shuffles, shared memory and a barrier) before the next load is issued and once
+#: more before the fold can start.  Why: one step more on the prefix path cost 0.4-1.1 us
+#: (NOTES 39.1) and a dearer poll 0.6-1.1 us (39.2b), so a cheaper one may gain.  The words
+#: folded are the same (bitwise the same outputs).
+CLN_FWD_THREAD_SPIN = False
 #: Fewer instructions per value.  Why: ncu of the bf16 forward at (2, 128, 64000) has the SM
 #: schedulers issuing on 47 % of cycles with 2.7 warps each (0.26 for the loads and stores
 #: alone), about 24 instructions per value (ptxas: 3048 per thread of 128 values, 792 for the
@@ -695,22 +704,86 @@ def _spin_pause(SPIN: tl.constexpr):
         return 0
 
 
+def _ptx_spin_fwd(pack: int) -> str:
+    """Inline PTX of ``_spin_thread`` for ``pack`` words per instance: operands $0.. the words
+    returned, then the words as first loaded, then their addresses.  A word is ready when
+    negative (``_pack_fwd``; masked-off lanes load as -1).  Only words not yet ready are
+    reloaded; the labels are local to the braces, so that every inlined copy has its own."""
+    ks = range(pack)
+    lines = ["{", f".reg .pred sp<{pack}>;", ".reg .pred sall;", f".reg .b64 sw<{pack}>;"]
+    lines += [f"mov.b64 sw{k}, ${pack + k};" for k in ks]
+    lines.append("SPIN_WAIT:")
+    lines += [f"setp.lt.s64 sp{k}, sw{k}, 0;" for k in ks]
+    lines.append("mov.pred sall, sp0;")
+    lines += [f"and.pred sall, sall, sp{k};" for k in ks if k > 0]
+    lines.append("@sall bra SPIN_DONE;")
+    lines += [f"@!sp{k} ld.volatile.global.b64 sw{k}, [${2 * pack + k}];" for k in ks]
+    lines += ["bra SPIN_WAIT;", "SPIN_DONE:"]
+    lines += [f"mov.b64 ${k}, sw{k};" for k in ks]
+    lines.append("}")
+    return "\n\t".join(lines)
+
+
+def _spin_constraints(pack: int) -> str:
+    return ",".join(["=l"] * pack + ["l"] * (2 * pack))
+
+
+_PTX_SPIN_FWD_1 = tl.constexpr(_ptx_spin_fwd(1))
+_PTX_SPIN_FWD_2 = tl.constexpr(_ptx_spin_fwd(2))
+_PTX_SPIN_FWD_4 = tl.constexpr(_ptx_spin_fwd(4))
+_PTX_SPIN_FWD_8 = tl.constexpr(_ptx_spin_fwd(8))
+_SPIN_CONS_1 = tl.constexpr(_spin_constraints(1))
+_SPIN_CONS_2 = tl.constexpr(_spin_constraints(2))
+_SPIN_CONS_4 = tl.constexpr(_spin_constraints(4))
+_SPIN_CONS_8 = tl.constexpr(_spin_constraints(8))
+
+
 @triton.jit
-def _spin_load(ptr, idx, need, FWD: tl.constexpr, SPIN: tl.constexpr):
+def _spin_thread(w, ptrs, PK: tl.constexpr):
+    """Forward words ``w`` (loaded from ``ptrs``), each thread re-loading its own words until
+    every one of them is ready (``CLN_FWD_THREAD_SPIN``): one inline-PTX loop per PK words,
+    PK the words a thread holds, so that its reloads are in flight together."""
+    if PK == 1:
+        w = tl.inline_asm_elementwise(
+            _PTX_SPIN_FWD_1, _SPIN_CONS_1, [w, ptrs], dtype=tl.int64, is_pure=False, pack=1
+        )
+    elif PK == 2:
+        w = tl.inline_asm_elementwise(
+            _PTX_SPIN_FWD_2, _SPIN_CONS_2, [w, ptrs], dtype=tl.int64, is_pure=False, pack=2
+        )
+    elif PK == 4:
+        w = tl.inline_asm_elementwise(
+            _PTX_SPIN_FWD_4, _SPIN_CONS_4, [w, ptrs], dtype=tl.int64, is_pure=False, pack=4
+        )
+    else:
+        w = tl.inline_asm_elementwise(
+            _PTX_SPIN_FWD_8, _SPIN_CONS_8, [w, ptrs], dtype=tl.int64, is_pure=False, pack=8
+        )
+    return w
+
+
+@triton.jit
+def _spin_load(ptr, idx, need, FWD: tl.constexpr, SPIN: tl.constexpr, TS: tl.constexpr = 0):
     """Load words ``ptr[idx]`` (a vector), re-loading until every ``need``-ed one is ready
     (SPIN ns apart, ``_spin_pause``).
 
     The loop condition is a full reduction (uniform over every thread), so the barriers inside
     are safe, and the values returned are those of the load that was found all-ready.
     Masked-off lanes read as ready (fwd: -1, bwd: 1) and must be ignored by the caller.
+    ``TS`` (forward words, ``CLN_FWD_THREAD_SPIN``: the program's threads): each thread waits
+    for its own words instead (``_spin_thread``; no sleep between its polls).
     """
     other = -1 if FWD else 1
     w = tl.load(ptr + idx, mask=need, other=other, volatile=True)
-    rdy = tl.min(_ready(w, FWD).to(tl.int32), axis=0)
-    while rdy == 0:
-        z = _spin_pause(SPIN)
-        w = tl.load(ptr + (idx + z), mask=need, other=other, volatile=True)
+    if FWD and TS > 0:
+        PK: tl.constexpr = max(1, min(8, idx.shape[0] // TS))
+        w = _spin_thread(w, ptr + idx, PK)
+    else:
         rdy = tl.min(_ready(w, FWD).to(tl.int32), axis=0)
+        while rdy == 0:
+            z = _spin_pause(SPIN)
+            w = tl.load(ptr + (idx + z), mask=need, other=other, volatile=True)
+            rdy = tl.min(_ready(w, FWD).to(tl.int32), axis=0)
     return w
 
 
@@ -815,11 +888,19 @@ def _fwd_fold_words(pn, pm, pM, w, need, wn, FAST: tl.constexpr):
 
 @triton.jit
 def _fwd_close_group(
-    t_ptr, g_ptr, i, C, BT: tl.constexpr, G: tl.constexpr, SPIN: tl.constexpr, FAST: tl.constexpr
+    t_ptr,
+    g_ptr,
+    i,
+    C,
+    BT: tl.constexpr,
+    G: tl.constexpr,
+    SPIN: tl.constexpr,
+    FAST: tl.constexpr,
+    TS: tl.constexpr = 0,
 ):
     """Tile i closes its group: reduce the group's G aggregates and publish the group word."""
     lane = tl.arange(0, G)
-    w = _spin_load(t_ptr, i - (G - 1) + lane, lane >= 0, True, SPIN)
+    w = _spin_load(t_ptr, i - (G - 1) + lane, lane >= 0, True, SPIN, TS)
     z = tl.zeros([], tl.float32)
     n, m, M = _fwd_fold_words(z, z, z, w, lane >= 0, C * 1.0 * BT, FAST)
     tl.atomic_xchg(g_ptr + i // G, _pack_fwd(m, M), sem="relaxed")
@@ -841,6 +922,7 @@ def _fwd_prefix(
     FAST: tl.constexpr,
     MERGED: tl.constexpr = False,
     goff=0,
+    TS: tl.constexpr = 0,
 ):
     """Exclusive prefix (count, mean, M2) of tile i: state, earlier groups, earlier tiles of
     its group (every tile before i is a full tile of C * BT values).  ``MERGED``
@@ -860,26 +942,26 @@ def _fwd_prefix(
         clast = (tl.maximum(gi - 1, 0) // CHUNK) * CHUNK  # the last round's first group
         for c0 in range(0, clast, CHUNK):
             j = c0 + lane
-            w = _spin_load(g_ptr, j, j < gi, True, SPIN)
+            w = _spin_load(g_ptr, j, j < gi, True, SPIN, TS)
             pn, pm, pM = _fwd_fold_words(pn, pm, pM, w, j < gi, C * 1.0 * BT * G, FAST)
         lane2 = tl.arange(0, 2 * G)
         is_g = lane2 < G
         jg = clast + lane2
         jt = gi * G + lane2 - G
         need2 = tl.where(is_g, jg < gi, jt < i)
-        w2 = _spin_load(t_ptr, tl.where(is_g, goff + jg, jt), need2, True, SPIN)
+        w2 = _spin_load(t_ptr, tl.where(is_g, goff + jg, jt), need2, True, SPIN, TS)
         wn = tl.where(is_g, C * 1.0 * BT * G, C * 1.0 * BT)
         pn, pm, pM = _fwd_fold_words(pn, pm, pM, w2, need2, wn, FAST)
     else:
         for c0 in range(0, gi, CHUNK):
             j = c0 + lane
             need = j < gi
-            w = _spin_load(g_ptr, j, need, True, SPIN)
+            w = _spin_load(g_ptr, j, need, True, SPIN, TS)
             pn, pm, pM = _fwd_fold_words(pn, pm, pM, w, need, C * 1.0 * BT * G, FAST)
         lane_g = tl.arange(0, G)
         j = gi * G + lane_g
         need = j < i
-        w = _spin_load(t_ptr, j, need, True, SPIN)
+        w = _spin_load(t_ptr, j, need, True, SPIN, TS)
         pn, pm, pM = _fwd_fold_words(pn, pm, pM, w, need, C * 1.0 * BT, FAST)
     return pn, pm, pM
 
@@ -1235,6 +1317,7 @@ def _cln_fwd_kernel(
     PACK: tl.constexpr = False,
     FAST_DIV: tl.constexpr = False,
     MERGED: tl.constexpr = False,
+    TSPIN: tl.constexpr = 0,
 ):
     b, i, j, s0, s1 = _tile_start(
         scr_ptr, B, NTB, stagger_ns, stagger_w, False, RUN, TICKET_ATOMIC, STAGGER, TIMELINE, GDC,
@@ -1329,7 +1412,7 @@ def _cln_fwd_kernel(
         an, am, aM = _last3(sn, sm, sM, BT)
         tl.atomic_xchg(t_ptr + i, _pack_fwd(am, aM), sem="relaxed")
         if i % G == G - 1:
-            _fwd_close_group(t_ptr, g_ptr, i, C, BT, G, SPIN, FAST_DIV)
+            _fwd_close_group(t_ptr, g_ptr, i, C, BT, G, SPIN, FAST_DIV, TSPIN)
     if TIMELINE:
         s2 = _stamp(aM)
     # gamma / beta read before the prefix wait (``CLN_FWD_AFFINE_EARLY``): their L2 round trip
@@ -1345,7 +1428,7 @@ def _cln_fwd_kernel(
         if NEAREST:  # the nearest earlier tile's word first (tile 0: its own, published)
             _spin_word(t_ptr + tl.maximum(i - 1, 0), True, SPIN)
         pn, pm, pM = _fwd_prefix(
-            t_ptr, g_ptr, i, C, cnt0, m0, M0, BT, G, CHUNK, SPIN, FAST_DIV, MERGED, goff
+            t_ptr, g_ptr, i, C, cnt0, m0, M0, BT, G, CHUNK, SPIN, FAST_DIV, MERGED, goff, TSPIN
         )  # fmt: skip
     if TIMELINE:
         s3 = _stamp(pM)
@@ -2356,6 +2439,7 @@ def cln_forward(
         OUT_FMA=CLN_FWD_OUT_FMA_16BIT and p.pairs != 0,
         FAST_DIV=CLN_FWD_FAST_DIV and x.device.type == "cuda",
         MERGED=_merged(p),
+        TSPIN=32 * p.num_warps if CLN_FWD_THREAD_SPIN and x.device.type == "cuda" else 0,
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
         **_pdl_kw(pdl),
