@@ -93,8 +93,9 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # group's tile words': before session 38) instead of one (``CLN_FWD_PREFIX_MERGED``).
         "fwd unmerged": {"CLN_FWD_PREFIX_MERGED": False},
         # The forward's waits polled by each thread for its own words, with no reduction between
-        # polls (``CLN_FWD_THREAD_SPIN``; GPU only).
+        # polls (``CLN_FWD_THREAD_SPIN``; GPU only; the default since session 39), and not.
         "fwd thread spin": {"CLN_FWD_THREAD_SPIN": True},
+        "fwd no thread spin": {"CLN_FWD_THREAD_SPIN": False},
         # The 16-bit backward's dx by two FMAs after the product, its dy unpacked once for both
         # channel sums and once for both partials, the backward's divisions by div.approx.f32;
         # all three (the defaults since session 34); all three with the forward's; none.

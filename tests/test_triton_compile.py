@@ -117,7 +117,8 @@ def _direction_knobs(kernel: str) -> dict[str, object]:
         fwd = {"PACE": False, "PREFETCH": False, "EVEN": False, "OUT_FMA": False}
         # CLN_FWD_PREFIX_MERGED: on where a sequence has several groups (G == CHUNK);
         # test_cln_forward_compiles_unmerged compiles it off.
-        # CLN_FWD_THREAD_SPIN (TSPIN): off by default; test_cln_forward_compiles_thread_spin.
+        # CLN_FWD_THREAD_SPIN (TSPIN, on by default on the GPU): off here, compiled on by
+        # test_cln_forward_compiles_thread_spin.
         fwd.update(PACK=False, FAST_DIV=False, MERGED=True, TSPIN=0)
         return {"ABLATE": 0, "TIMELINE": True, "STAGGER": True, "GDC": True, **fwd, **hints}
     # CLN_BWD_DX_FMA_16BIT, CLN_BWD_SHARE_16BIT, CLN_BWD_FAST_DIV: on where they apply (a packed
@@ -228,7 +229,7 @@ def test_cln_forward_compiles_unmerged(dtype, pairs):
 @pytest.mark.parametrize("merged", [True, False], ids=["merged", "unmerged"])
 @pytest.mark.parametrize("dtype, pairs", [("fp32", 0), ("bf16", 1)])
 def test_cln_forward_compiles_thread_spin(dtype, pairs, merged):
-    """The forward's waits polled per thread (``CLN_FWD_THREAD_SPIN``, off by default; its
+    """The forward's waits polled per thread (``CLN_FWD_THREAD_SPIN``, on by default; its
     inline PTX loops, 1-4 words per thread here) at a target shape's tile (8 groups per
     sequence), with the prefix merged and in two folds."""
     ints = {"B": 2, "C": 128, "T": 64000, "NTB": 1000, "NG": 8}

@@ -476,7 +476,7 @@ def test_spin_leaves_the_output_unchanged(tdevice, dtype):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 def test_thread_spin_leaves_the_output_unchanged(tdevice, dtype):
     """The forward's waits polled by each thread for its own words (``CLN_FWD_THREAD_SPIN``,
-    off by default; inline PTX, so GPU only) fold the same words: every output of the forward
+    the default; inline PTX, so GPU only) fold the same words: every output of the forward
     and the backward bitwise unchanged, at a grid of tiles by program id with several groups
     per sequence (merged prefix) and one launch with the two folds."""
     if tdevice.type != "cuda":
@@ -486,7 +486,10 @@ def test_thread_spin_leaves_the_output_unchanged(tdevice, dtype):
         )
     for merged in (True, False):
         base = {"CLN_FWD_PREFIX_MERGED": merged}
-        variants = {"off": base, "on": {**base, "CLN_FWD_THREAD_SPIN": True}}
+        variants = {
+            "off": {**base, "CLN_FWD_THREAD_SPIN": False},
+            "on": {**base, "CLN_FWD_THREAD_SPIN": True},
+        }
         _, outs = _cln_under(tdevice, dtype, (8, 64, 65536), variants)
         for a, r in zip(outs["on"], outs["off"], strict=True):
             assert torch.equal(a, r), merged

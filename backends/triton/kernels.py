@@ -384,12 +384,19 @@ CLN_SPIN_NEAREST = False
 #: The forward's waits polled per thread (GPU only; inline PTX): every thread reloads only its
 #: own words that are not yet ready, in a loop of its own with no reduction and no barrier,
 #: and goes on to the fold once all of its words are ready (the fold's own cross-thread steps
-#: wait for the other threads).  Default polls reduce the readiness of the whole vector across
-#: the program (shuffles, shared memory and a barrier) before the next load is issued and once
-#: more before the fold can start.  Why: one step more on the prefix path cost 0.4-1.1 us
-#: (NOTES 39.1) and a dearer poll 0.6-1.1 us (39.2b), so a cheaper one may gain.  The words
-#: folded are the same (bitwise the same outputs).
-CLN_FWD_THREAD_SPIN = False
+#: wait for the other threads).  Otherwise every poll reduces the readiness of the whole vector
+#: across the program (shuffles, shared memory and a barrier) before the next load is issued,
+#: and once more before the fold can start.  Why: one step more on the prefix path cost
+#: 0.4-1.1 us (NOTES 39.1) and a dearer poll 0.6-1.1 us (39.2b), so a cheaper one should gain.
+#: The words folded are the same: bitwise the same outputs.  ``CLN_SPIN_SLEEP_NS`` then applies
+#: to the backward only.  H200, bench.tune, two rounds in one call, us, off -> on: forward fp32
+#: (2, 128, 64000) 40.7-40.8 -> 40.1-40.3, (4, 256, 16000) 39.5 / 39.9 -> 39.5 / 39.8,
+#: (16, 512, 4000) 76.0-76.1 -> 75.8-75.9; bf16 25.5-25.6 -> 25.0, 26.5 -> 25.4-25.8,
+#: 45.2-45.3 -> 45.1; fwd+bwd bf16 0.2-1.2 faster at the long-T shapes, fp32 (2, 128, 64000)
+#: 108.5-108.6 -> 107.7-107.8, but (16, 512, 4000) 202.7-202.9 -> 203.5-203.7 and
+#: (4, 256, 16000) 107.2 / 106.7 -> 107.2 / 108.4 (bench/results/nvidia-h200-s39-tune-spin39-
+#: {1,2}.log, NOTES 40).  On.
+CLN_FWD_THREAD_SPIN = True
 #: Fewer instructions per value.  Why: ncu of the bf16 forward at (2, 128, 64000) has the SM
 #: schedulers issuing on 47 % of cycles with 2.7 warps each (0.26 for the loads and stores
 #: alone), about 24 instructions per value (ptxas: 3048 per thread of 128 values, 792 for the
