@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Session 39: the backward's suffix waits polled per thread (CLN_BWD_THREAD_SPIN, off by
+# default) and the forward's (CLN_FWD_THREAD_SPIN, on since 5e097b7's A/B, bench/gpu_s39.sh):
+# both negative controls (the PTX without the wait must change the outputs), their GPU tests,
+# then two rounds of bench.tune, forward and fwd+bwd, at the target shapes.
+#   OUT=out SKIP_CUDA_BUILD=1 bash bench/gpu_s39b.sh
+set -uo pipefail
+source bench/gpu_env.sh
+timeout -s KILL 150 python3 -m bench.neg_thread_spin > "$OUT/neg-thread-spin-b.log" 2>&1
+echo "negative controls rc=$? (0: every broken wait was noticed)"; cat "$OUT/neg-thread-spin-b.log"
+T_TESTS=${T_TESTS:-150} gpu_paths_then_tune spin39b "thread_spin" \
+  "default,fwd no thread spin,bwd thread spin" fwd,fwd_bwd
