@@ -241,20 +241,6 @@ def test_cln_forward_compiles_thread_spin(dtype, pairs, merged):
     _compile("_cln_fwd_kernel", ints, const, num_warps=nw, dtype=dtype)
 
 
-@pytest.mark.parametrize("warps", [2, 4])
-@pytest.mark.parametrize("dtype, pairs", [("fp32", 0), ("bf16", 1)])
-def test_cln_backward_compiles_thread_spin(dtype, pairs, warps):
-    """The backward's suffix waits polled per thread (``CLN_BWD_THREAD_SPIN``, off by default;
-    its inline PTX loops over the three kinds of words, 1-2 words of each per thread here) at a
-    target shape's tile (8 groups per sequence)."""
-    ints = {"B": 2, "C": 128, "T": 64000, "NTB": 2000, "NG": 16, "PW": 128}
-    tile = dict(BLOCK_C=128, BT=32, NUM_CB=1, SCR_OFF=16)
-    const = {**BWD_FLAGS, **tile, "G": 128, "CHUNK": 128, "RUN": 1, "PAIRS": pairs, "ASM": True}
-    const["TICKET_ATOMIC"] = False
-    const.update(_direction_knobs("_cln_bwd_kernel"), TSPIN=32 * warps)
-    _compile("_cln_bwd_kernel", ints, const, num_warps=warps, dtype=dtype)
-
-
 @pytest.mark.parametrize("dtype, pairs", [("fp32", 0), ("bf16", 1)])
 def test_cln_forward_compiles_prefetching(dtype, pairs):
     """The forward whose programs prefetch a later tile's rows into the L2 (``CLN_FWD_PREFETCH``,

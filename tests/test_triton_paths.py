@@ -495,23 +495,6 @@ def test_thread_spin_leaves_the_output_unchanged(tdevice, dtype):
             assert torch.equal(a, r), merged
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
-def test_bwd_thread_spin_leaves_the_output_unchanged(tdevice, dtype):
-    """The backward's suffix waits polled by each thread for its own words
-    (``CLN_BWD_THREAD_SPIN``, off by default; inline PTX, so GPU only) sum the same words:
-    every output of the backward bitwise unchanged, at a grid of tiles by program id with
-    several groups per sequence."""
-    if tdevice.type != "cuda":
-        pytest.skip(
-            "CLN_BWD_THREAD_SPIN is inline PTX: the GPU only (compiled in CI by "
-            "tests/test_triton_compile.py)"
-        )
-    variants = {"off": {"CLN_BWD_THREAD_SPIN": False}, "on": {"CLN_BWD_THREAD_SPIN": True}}
-    _, outs = _cln_under(tdevice, dtype, (8, 64, 65536), variants)
-    for a, r in zip(outs["on"], outs["off"], strict=True):
-        assert torch.equal(a, r)
-
-
 @pytest.mark.parametrize("merged", [True, False], ids=["merged", "unmerged"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 def test_prefix_at_several_groups(tdevice, dtype, merged):

@@ -395,11 +395,14 @@ CLN_SPIN_NEAREST = False
 #: 45.2-45.3 -> 45.1; fwd+bwd bf16 0.2-1.2 faster at the long-T shapes, fp32 (2, 128, 64000)
 #: 108.5-108.6 -> 107.7-107.8, but (16, 512, 4000) 202.7-202.9 -> 203.5-203.7 and
 #: (4, 256, 16000) 107.2 / 106.7 -> 107.2 / 108.4 (bench/results/nvidia-h200-s39-tune-spin39-
-#: {1,2}.log, NOTES 40).  On.
+#: {1,2}.log, NOTES 40).  A second call, on against off (-s39b-tune-spin39b-{1,2}.log): forward
+#: fp32 40.1-40.2 / 40.0-40.2 / 75.5-75.6 against 40.6-40.8 / 40.0-40.1 / 76.0, bf16
+#: 25.2-25.4 / 25.5 / 44.8-44.9 against 25.4-25.8 / 26.6-26.7 / 45.3-45.5 at (2, 128, 64000) /
+#: (4, 256, 16000) / (16, 512, 4000); fwd+bwd 0.1-1.0 faster at five cases, even at
+#: (4, 256, 16000) fp32.  On.  The backward's suffix waits polled the same way (its three kinds
+#: of words per thread; code at b5dadfd) lost: fwd+bwd +0.3 to +7.3 us, so the backward polls
+#: as before.
 CLN_FWD_THREAD_SPIN = True
-#: The same for the backward's suffix waits (its three kinds of words, a, b and p, per thread;
-#: ready words have bit 0 set).
-CLN_BWD_THREAD_SPIN = False
 #: Fewer instructions per value.  Why: ncu of the bf16 forward at (2, 128, 64000) has the SM
 #: schedulers issuing on 47 % of cycles with 2.7 warps each (0.26 for the loads and stores
 #: alone), about 24 instructions per value (ptxas: 3048 per thread of 128 values, 792 for the
@@ -734,28 +737,6 @@ def _ptx_spin_fwd(pack: int) -> str:
     return "\n\t".join(lines)
 
 
-def _ptx_spin_bwd(pack: int) -> str:
-    """Inline PTX of ``_spin3_thread``: the backward's three kinds (a, b, p) of ``pack`` words
-    each.  Operands: $0.. the words returned (a, then b, then p), then the words as first
-    loaded (the same order), then their addresses.  A word is ready when bit 0 is set
-    (``_pack_bwd``; masked-off lanes load as 1)."""
-    n = 3 * pack
-    ks = range(n)
-    lines = ["{", f".reg .pred sp<{n}>;", ".reg .pred sall;", f".reg .b64 sw<{n}>, st<{n}>;"]
-    lines += [f"mov.b64 sw{k}, ${n + k};" for k in ks]
-    lines.append("SPIN_WAIT:")
-    for k in ks:
-        lines += [f"and.b64 st{k}, sw{k}, 1;", f"setp.ne.s64 sp{k}, st{k}, 0;"]
-    lines.append("mov.pred sall, sp0;")
-    lines += [f"and.pred sall, sall, sp{k};" for k in ks if k > 0]
-    lines.append("@sall bra SPIN_DONE;")
-    lines += [f"@!sp{k} ld.volatile.global.b64 sw{k}, [${2 * n + k}];" for k in ks]
-    lines += ["bra SPIN_WAIT;", "SPIN_DONE:"]
-    lines += [f"mov.b64 ${k}, sw{k};" for k in ks]
-    lines.append("}")
-    return "\n\t".join(lines)
-
-
 def _spin_constraints(pack: int) -> str:
     return ",".join(["=l"] * pack + ["l"] * (2 * pack))
 
@@ -768,12 +749,6 @@ _SPIN_CONS_1 = tl.constexpr(_spin_constraints(1))
 _SPIN_CONS_2 = tl.constexpr(_spin_constraints(2))
 _SPIN_CONS_4 = tl.constexpr(_spin_constraints(4))
 _SPIN_CONS_8 = tl.constexpr(_spin_constraints(8))
-_PTX_SPIN_BWD_1 = tl.constexpr(_ptx_spin_bwd(1))
-_PTX_SPIN_BWD_2 = tl.constexpr(_ptx_spin_bwd(2))
-_PTX_SPIN_BWD_4 = tl.constexpr(_ptx_spin_bwd(4))
-_SPIN3_CONS_1 = tl.constexpr(",".join(["=l"] * 3 + ["l"] * 6))
-_SPIN3_CONS_2 = tl.constexpr(",".join(["=l"] * 6 + ["l"] * 12))
-_SPIN3_CONS_4 = tl.constexpr(",".join(["=l"] * 12 + ["l"] * 24))
 
 
 @triton.jit
@@ -847,42 +822,10 @@ def _load3(ptr, stride, idx, need):
 
 
 @triton.jit
-def _spin3_thread(wa, wb, wp, ptr, stride, idx, PK: tl.constexpr):
-    """The backward's three kinds of words, each thread re-loading its own until every one of
-    them is ready (``CLN_BWD_THREAD_SPIN``): one inline-PTX loop per PK words of each kind."""
-    pa = ptr + idx
-    pb = ptr + stride + idx
-    pp = ptr + 2 * stride + idx
-    if PK == 1:
-        wa, wb, wp = tl.inline_asm_elementwise(
-            _PTX_SPIN_BWD_1, _SPIN3_CONS_1, [wa, wb, wp, pa, pb, pp],
-            dtype=(tl.int64, tl.int64, tl.int64), is_pure=False,
-            pack=1,
-        )  # fmt: skip
-    elif PK == 2:
-        wa, wb, wp = tl.inline_asm_elementwise(
-            _PTX_SPIN_BWD_2, _SPIN3_CONS_2, [wa, wb, wp, pa, pb, pp],
-            dtype=(tl.int64, tl.int64, tl.int64), is_pure=False,
-            pack=2,
-        )  # fmt: skip
-    else:
-        wa, wb, wp = tl.inline_asm_elementwise(
-            _PTX_SPIN_BWD_4, _SPIN3_CONS_4, [wa, wb, wp, pa, pb, pp],
-            dtype=(tl.int64, tl.int64, tl.int64), is_pure=False,
-            pack=4,
-        )  # fmt: skip
-    return wa, wb, wp
-
-
-@triton.jit
-def _spin3_from(wa, wb, wp, ptr, stride, idx, need, SPIN: tl.constexpr, TS: tl.constexpr = 0):
+def _spin3_from(wa, wb, wp, ptr, stride, idx, need, SPIN: tl.constexpr):
     """``_spin_load`` for the three kinds at once, from their loads already issued (``_load3``):
     one readiness test and one reload of all three per round trip; the values returned come
-    from one load that found every needed word ready.  ``TS`` (``CLN_BWD_THREAD_SPIN``: the
-    program's threads): each thread waits for its own words instead (``_spin3_thread``)."""
-    if TS > 0:
-        PK: tl.constexpr = max(1, min(4, idx.shape[0] // TS))
-        return _spin3_thread(wa, wb, wp, ptr, stride, idx, PK)
+    from one load that found every needed word ready."""
     ok = _ready(wa, False) & _ready(wb, False) & _ready(wp, False)
     rdy = tl.min(ok.to(tl.int32), axis=0)
     while rdy == 0:
@@ -894,14 +837,12 @@ def _spin3_from(wa, wb, wp, ptr, stride, idx, need, SPIN: tl.constexpr, TS: tl.c
 
 
 @triton.jit
-def _spin_load3(
-    ptr, stride, idx, need, OVERLAP: tl.constexpr, SPIN: tl.constexpr, TS: tl.constexpr = 0
-):
+def _spin_load3(ptr, stride, idx, need, OVERLAP: tl.constexpr, SPIN: tl.constexpr):
     """The three kinds' words at ``idx``, each needed one ready: loaded together and waited for
-    at once (``OVERLAP``; per thread with ``TS``), or one ``_spin_load`` after another."""
+    at once (``OVERLAP``), or one ``_spin_load`` after another."""
     if OVERLAP:
         wa, wb, wp = _load3(ptr, stride, idx, need)
-        wa, wb, wp = _spin3_from(wa, wb, wp, ptr, stride, idx, need, SPIN, TS)
+        wa, wb, wp = _spin3_from(wa, wb, wp, ptr, stride, idx, need, SPIN)
     else:
         wa = _spin_load(ptr, idx, need, False, SPIN)
         wb = _spin_load(ptr + stride, idx, need, False, SPIN)
@@ -1571,13 +1512,12 @@ def _bwd_close_group(
     OVERLAP: tl.constexpr,
     FUSE: tl.constexpr,
     SPIN: tl.constexpr,
-    TS: tl.constexpr = 0,
 ):
     """Tile with processing index j closes its group: sum the group's G words of each kind."""
     lane = tl.arange(0, G)
     idx = j - (G - 1) + lane
     allv = lane >= 0
-    wa, wb, wp = _spin_load3(t_ptr, NTB, idx, allv, OVERLAP, SPIN, TS)
+    wa, wb, wp = _spin_load3(t_ptr, NTB, idx, allv, OVERLAP, SPIN)
     z = tl.zeros([], tl.float32)
     ga, gb, gp = _bwd_fold3(z, z, z, wa, wb, wp, allv, FUSE)
     gi = j // G
@@ -1598,7 +1538,6 @@ def _bwd_suffix(
     OVERLAP: tl.constexpr,
     FUSE: tl.constexpr,
     SPIN: tl.constexpr,
-    TS: tl.constexpr = 0,
 ):
     """Exclusive suffix sums (S_a, S_b, P) of the tile with processing index j (the tiles
     processed before it are the later ones in time): earlier groups, then its own group.
@@ -1620,10 +1559,10 @@ def _bwd_suffix(
     for c0 in range(0, gi, CHUNK):
         q = c0 + lane
         need = q < gi
-        wa, wb, wp = _spin_load3(g_ptr, NG, q, need, OVERLAP, SPIN, TS)
+        wa, wb, wp = _spin_load3(g_ptr, NG, q, need, OVERLAP, SPIN)
         ea, eb, ep = _bwd_fold3(ea, eb, ep, wa, wb, wp, need, FUSE)
     if OVERLAP:
-        ta, tb, tp = _spin3_from(ta, tb, tp, t_ptr, NTB, qt, need_t, SPIN, TS)
+        ta, tb, tp = _spin3_from(ta, tb, tp, t_ptr, NTB, qt, need_t, SPIN)
     else:
         ta, tb, tp = _spin_load3(t_ptr, NTB, qt, need_t, False, SPIN)
     return _bwd_fold3(ea, eb, ep, ta, tb, tp, need_t, FUSE)
@@ -1731,7 +1670,6 @@ def _cln_bwd_kernel(
     DX_FMA: tl.constexpr = False,
     SHARE: tl.constexpr = False,
     FAST_DIV: tl.constexpr = False,
-    TSPIN: tl.constexpr = 0,
 ):
     # Tickets from the last tile backwards: a tile waits only on later tiles (smaller tickets).
     b, i, j, s0, s1 = _tile_start(
@@ -1876,7 +1814,7 @@ def _cln_bwd_kernel(
         )
     if ABLATE < 1:
         if j % G == G - 1:
-            _bwd_close_group(t_ptr, g_ptr, j, NTB, NG, G, OVERLAP, FUSE, SPIN, TSPIN)
+            _bwd_close_group(t_ptr, g_ptr, j, NTB, NG, G, OVERLAP, FUSE, SPIN)
     if NUM_CB == 1 and LATE == 2 and ABLATE < 2:
         _bwd_late_partials(
             xt, dyt, mu, r, dgp_ptr, dbp_ptr, prow, offs_c, cmask, HAS_DG, HAS_DB, PAIRS, ASM,
@@ -1888,9 +1826,7 @@ def _cln_bwd_kernel(
     if ABLATE < 1:
         if NEAREST:  # the p word of the tile processed just before (j = 0: its own)
             _spin_word(t_ptr + 2 * NTB + tl.maximum(j - 1, 0), False, SPIN)
-        ea, eb, ep = _bwd_suffix(
-            t_ptr, g_ptr, j, NTB, NG, G, CHUNK, OVERLAP, FUSE, SPIN, TSPIN
-        )  # fmt: skip
+        ea, eb, ep = _bwd_suffix(t_ptr, g_ptr, j, NTB, NG, G, CHUNK, OVERLAP, FUSE, SPIN)
     if TIMELINE:
         s3 = _stamp(ep)  # the suffix known
     if ABLATE >= 3:
@@ -2599,7 +2535,6 @@ def cln_backward(
         DX_FMA=CLN_BWD_DX_FMA_16BIT and p.pairs != 0,
         SHARE=CLN_BWD_SHARE_16BIT and p.pairs != 0,
         FAST_DIV=CLN_BWD_FAST_DIV and x.device.type == "cuda",
-        TSPIN=32 * p.num_warps if CLN_BWD_THREAD_SPIN and x.device.type == "cuda" else 0,
         **_shared_kw(x),
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
