@@ -96,9 +96,6 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # polls (``CLN_FWD_THREAD_SPIN``; GPU only; the default since session 39), and not.
         "fwd thread spin": {"CLN_FWD_THREAD_SPIN": True},
         "fwd no thread spin": {"CLN_FWD_THREAD_SPIN": False},
-        # The forward's last prefix words first loaded before the in-tile scan
-        # (``CLN_FWD_EARLY_POLL``).
-        "fwd early poll": {"CLN_FWD_EARLY_POLL": True},
         # The 16-bit backward's dx by two FMAs after the product, its dy unpacked once for both
         # channel sums and once for both partials, the backward's divisions by div.approx.f32;
         # all three (the defaults since session 34); all three with the forward's; none.

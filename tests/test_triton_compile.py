@@ -119,7 +119,7 @@ def _direction_knobs(kernel: str) -> dict[str, object]:
         # test_cln_forward_compiles_unmerged compiles it off.
         # CLN_FWD_THREAD_SPIN (TSPIN, on by default on the GPU): off here, compiled on by
         # test_cln_forward_compiles_thread_spin.
-        fwd.update(PACK=False, FAST_DIV=False, MERGED=True, TSPIN=0, EARLY_POLL=False)
+        fwd.update(PACK=False, FAST_DIV=False, MERGED=True, TSPIN=0)
         return {"ABLATE": 0, "TIMELINE": True, "STAGGER": True, "GDC": True, **fwd, **hints}
     # CLN_BWD_DX_FMA_16BIT, CLN_BWD_SHARE_16BIT, CLN_BWD_FAST_DIV: on where they apply (a packed
     # 16-bit tile; the division on the GPU), off here; test_cln_kernels_compile_spin compiles
@@ -226,21 +226,18 @@ def test_cln_forward_compiles_unmerged(dtype, pairs):
     _compile("_cln_fwd_kernel", ints, const, num_warps=2 if pairs else 4, dtype=dtype)
 
 
-@pytest.mark.parametrize("early", [False, True], ids=["", "early-poll"])
 @pytest.mark.parametrize("merged", [True, False], ids=["merged", "unmerged"])
 @pytest.mark.parametrize("dtype, pairs", [("fp32", 0), ("bf16", 1)])
-def test_cln_forward_compiles_thread_spin(dtype, pairs, merged, early):
+def test_cln_forward_compiles_thread_spin(dtype, pairs, merged):
     """The forward's waits polled per thread (``CLN_FWD_THREAD_SPIN``, on by default; its
     inline PTX loops, 1-4 words per thread here) at a target shape's tile (8 groups per
-    sequence), with the prefix merged and in two folds; with the last words' first load before
-    the in-tile scan (``CLN_FWD_EARLY_POLL``, off by default) too."""
+    sequence), with the prefix merged and in two folds."""
     ints = {"B": 2, "C": 128, "T": 64000, "NTB": 1000, "NG": 8}
     tile = dict(BLOCK_C=128, BT=64, NUM_CB=1, SCR_OFF=16)
     const = {**FWD_FLAGS, **tile, "G": 128, "CHUNK": 128, "RUN": 1, "PAIRS": pairs, "ASM": True}
     const["TICKET_ATOMIC"] = False
     nw = 2 if pairs else 4
     const.update(_direction_knobs("_cln_fwd_kernel"), MERGED=merged, TSPIN=32 * nw)
-    const["EARLY_POLL"] = early
     _compile("_cln_fwd_kernel", ints, const, num_warps=nw, dtype=dtype)
 
 

@@ -65,15 +65,6 @@ SCHEDULES = {
     # The forward's group words and own group's tile words in a wait and a fold each (the
     # default where G == CHUNK: the last round of one with the other, CLN_FWD_PREFIX_MERGED).
     "unmerged": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_FWD_PREFIX_MERGED": False},
-    # The forward's last prefix words first loaded before the in-tile scan (CLN_FWD_EARLY_POLL),
-    # with the merged prefix and the two folds.
-    "early-poll": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_FWD_EARLY_POLL": True},
-    "early-poll-unmerged": {
-        "CLN_GROUP": 2,
-        "CLN_CHUNK": 2,
-        "CLN_FWD_EARLY_POLL": True,
-        "CLN_FWD_PREFIX_MERGED": False,
-    },
     # Runs longer than a sequence: every tile takes the remainder (batch-interleaved) path.
     "runs-remainder": {"CLN_TICKET_RUN": 1 << 20},
     "channel-blocks": {
@@ -499,20 +490,6 @@ def test_thread_spin_leaves_the_output_unchanged(tdevice, dtype):
             "off": {**base, "CLN_FWD_THREAD_SPIN": False},
             "on": {**base, "CLN_FWD_THREAD_SPIN": True},
         }
-        _, outs = _cln_under(tdevice, dtype, (8, 64, 65536), variants)
-        for a, r in zip(outs["on"], outs["off"], strict=True):
-            assert torch.equal(a, r), merged
-
-
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
-def test_early_poll_leaves_the_output_unchanged(tdevice, dtype):
-    """The forward's last prefix words first loaded before the in-tile scan
-    (``CLN_FWD_EARLY_POLL``, off by default) are waited for the same way and fold the same
-    words: every output of the forward and the backward bitwise unchanged; on the GPU at a grid
-    of tiles by program id with several groups per sequence (merged prefix and two folds)."""
-    for merged in (True, False):
-        base = {"CLN_FWD_PREFIX_MERGED": merged}
-        variants = {"off": base, "on": {**base, "CLN_FWD_EARLY_POLL": True}}
         _, outs = _cln_under(tdevice, dtype, (8, 64, 65536), variants)
         for a, r in zip(outs["on"], outs["off"], strict=True):
             assert torch.equal(a, r), merged

@@ -403,10 +403,6 @@ CLN_SPIN_NEAREST = False
 #: of words per thread; code at b5dadfd) lost: fwd+bwd +0.3 to +7.3 us, so the backward polls
 #: as before.
 CLN_FWD_THREAD_SPIN = True
-#: The forward's last vector of prefix words (the merged vector, or the own group's tile words)
-#: first loaded before the in-tile scan instead of after the publication: the words already
-#: published then arrive while the scan computes, and the wait reloads only the others.
-CLN_FWD_EARLY_POLL = False
 #: Fewer instructions per value.  Why: ncu of the bf16 forward at (2, 128, 64000) has the SM
 #: schedulers issuing on 47 % of cycles with 2.7 warps each (0.26 for the loads and stores
 #: alone), about 24 instructions per value (ptxas: 3048 per thread of 128 values, 792 for the
@@ -781,16 +777,8 @@ def _spin_thread(w, ptrs, PK: tl.constexpr):
 
 @triton.jit
 def _spin_load(ptr, idx, need, FWD: tl.constexpr, SPIN: tl.constexpr, TS: tl.constexpr = 0):
-    """``_spin_from`` a first load of the words."""
-    other = -1 if FWD else 1
-    w = tl.load(ptr + idx, mask=need, other=other, volatile=True)
-    return _spin_from(w, ptr, idx, need, FWD, SPIN, TS)
-
-
-@triton.jit
-def _spin_from(w, ptr, idx, need, FWD: tl.constexpr, SPIN: tl.constexpr, TS: tl.constexpr = 0):
-    """Words ``w`` loaded from ``ptr[idx]`` (a vector), re-loaded until every ``need``-ed one
-    is ready (SPIN ns apart, ``_spin_pause``).
+    """Load words ``ptr[idx]`` (a vector), re-loading until every ``need``-ed one is ready
+    (SPIN ns apart, ``_spin_pause``).
 
     The loop condition is a full reduction (uniform over every thread), so the barriers inside
     are safe, and the values returned are those of the load that was found all-ready.
@@ -799,6 +787,7 @@ def _spin_from(w, ptr, idx, need, FWD: tl.constexpr, SPIN: tl.constexpr, TS: tl.
     for its own words instead (``_spin_thread``; no sleep between its polls).
     """
     other = -1 if FWD else 1
+    w = tl.load(ptr + idx, mask=need, other=other, volatile=True)
     if FWD and TS > 0:
         PK: tl.constexpr = max(1, min(8, idx.shape[0] // TS))
         w = _spin_thread(w, ptr + idx, PK)
@@ -931,24 +920,6 @@ def _fwd_close_group(
 
 
 @triton.jit
-def _fwd_last_words(i, G: tl.constexpr, CHUNK: tl.constexpr, MERGED: tl.constexpr, goff):
-    """The last vector of words ``_fwd_prefix`` waits for, as (offsets past ``t_ptr``, need):
-    the merged vector (the last round of group words and the own group's tile words), or the
-    own group's tile words."""
-    gi = i // G
-    if MERGED:
-        clast = (tl.maximum(gi - 1, 0) // CHUNK) * CHUNK  # the last round's first group
-        lane2 = tl.arange(0, 2 * G)
-        is_g = lane2 < G
-        jg = clast + lane2
-        jt = gi * G + lane2 - G
-        return tl.where(is_g, goff + jg, jt), tl.where(is_g, jg < gi, jt < i)
-    else:
-        j = gi * G + tl.arange(0, G)
-        return j, j < i
-
-
-@triton.jit
 def _fwd_prefix(
     t_ptr,
     g_ptr,
@@ -965,8 +936,6 @@ def _fwd_prefix(
     MERGED: tl.constexpr = False,
     goff=0,
     TS: tl.constexpr = 0,
-    EARLY: tl.constexpr = False,
-    w_last=0,
 ):
     """Exclusive prefix (count, mean, M2) of tile i: state, earlier groups, earlier tiles of
     its group (every tile before i is a full tile of C * BT values).  ``MERGED``
@@ -976,8 +945,7 @@ def _fwd_prefix(
     Unmerged, the group words and the tile words are waited for one after the other: issuing
     the tile words first (one round trip, as the backward does) changed the target shapes'
     forward by -0.01 to +0.01 of copy bandwidth, and the (80, 64, 301) forward measured 15.7 us
-    in that call against 11.1 us before (NOTES 16.5).  ``EARLY`` (``CLN_FWD_EARLY_POLL``): the
-    last vector's first load is ``w_last``, issued by the caller (``_fwd_last_words``)."""
+    in that call against 11.1 us before (NOTES 16.5)."""
     pn = cnt0
     pm = m0
     pM = M0
@@ -991,11 +959,10 @@ def _fwd_prefix(
             pn, pm, pM = _fwd_fold_words(pn, pm, pM, w, j < gi, C * 1.0 * BT * G, FAST)
         lane2 = tl.arange(0, 2 * G)
         is_g = lane2 < G
-        idx2, need2 = _fwd_last_words(i, G, CHUNK, True, goff)
-        if EARLY:
-            w2 = _spin_from(w_last, t_ptr, idx2, need2, True, SPIN, TS)
-        else:
-            w2 = _spin_load(t_ptr, idx2, need2, True, SPIN, TS)
+        jg = clast + lane2
+        jt = gi * G + lane2 - G
+        need2 = tl.where(is_g, jg < gi, jt < i)
+        w2 = _spin_load(t_ptr, tl.where(is_g, goff + jg, jt), need2, True, SPIN, TS)
         wn = tl.where(is_g, C * 1.0 * BT * G, C * 1.0 * BT)
         pn, pm, pM = _fwd_fold_words(pn, pm, pM, w2, need2, wn, FAST)
     else:
@@ -1004,11 +971,10 @@ def _fwd_prefix(
             need = j < gi
             w = _spin_load(g_ptr, j, need, True, SPIN, TS)
             pn, pm, pM = _fwd_fold_words(pn, pm, pM, w, need, C * 1.0 * BT * G, FAST)
-        j, need = _fwd_last_words(i, G, CHUNK, False, goff)
-        if EARLY:
-            w = _spin_from(w_last, t_ptr, j, need, True, SPIN, TS)
-        else:
-            w = _spin_load(t_ptr, j, need, True, SPIN, TS)
+        lane_g = tl.arange(0, G)
+        j = gi * G + lane_g
+        need = j < i
+        w = _spin_load(t_ptr, j, need, True, SPIN, TS)
         pn, pm, pM = _fwd_fold_words(pn, pm, pM, w, need, C * 1.0 * BT, FAST)
     return pn, pm, pM
 
@@ -1365,7 +1331,6 @@ def _cln_fwd_kernel(
     FAST_DIV: tl.constexpr = False,
     MERGED: tl.constexpr = False,
     TSPIN: tl.constexpr = 0,
-    EARLY_POLL: tl.constexpr = False,
 ):
     b, i, j, s0, s1 = _tile_start(
         scr_ptr, B, NTB, stagger_ns, stagger_w, False, RUN, TICKET_ATOMIC, STAGGER, TIMELINE, GDC,
@@ -1447,11 +1412,6 @@ def _cln_fwd_kernel(
     # ---- in-tile scan, publication, prefix ---------------------------------------------
     if not (TICKET_ATOMIC or WAIT_FIRST):  # else _tile_start has waited
         _gdc_wait(GDC)  # the tile is loaded and reduced; the scratch must be zeroed by now
-    if EARLY_POLL and ABLATE < 1:  # the prefix's last words on their way during the scan
-        e_idx, e_need = _fwd_last_words(i, G, CHUNK, MERGED, goff)
-        w_last = tl.load(t_ptr + e_idx, mask=e_need, other=-1, volatile=True)
-    else:
-        w_last = 0
     if ABLATE >= 3:
         sn, sm, sM = fn, fm, fM
         an, am, aM = cnt0, m0, M0
@@ -1481,8 +1441,7 @@ def _cln_fwd_kernel(
         if NEAREST:  # the nearest earlier tile's word first (tile 0: its own, published)
             _spin_word(t_ptr + tl.maximum(i - 1, 0), True, SPIN)
         pn, pm, pM = _fwd_prefix(
-            t_ptr, g_ptr, i, C, cnt0, m0, M0, BT, G, CHUNK, SPIN, FAST_DIV, MERGED, goff, TSPIN,
-            EARLY_POLL, w_last,
+            t_ptr, g_ptr, i, C, cnt0, m0, M0, BT, G, CHUNK, SPIN, FAST_DIV, MERGED, goff, TSPIN
         )  # fmt: skip
     if TIMELINE:
         s3 = _stamp(pM)
@@ -2494,7 +2453,6 @@ def cln_forward(
         FAST_DIV=CLN_FWD_FAST_DIV and x.device.type == "cuda",
         MERGED=_merged(p),
         TSPIN=32 * p.num_warps if CLN_FWD_THREAD_SPIN and x.device.type == "cuda" else 0,
-        EARLY_POLL=bool(CLN_FWD_EARLY_POLL),
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
         **_pdl_kw(pdl),
