@@ -156,6 +156,14 @@ gpu_paths_then_tune() {
   ls -la "$OUT"
 }
 
+# gpu_paths_then_tune ($1-$4) after a negative control: python3 -m $5 into $OUT/$6.log (its
+# exit status 0: the deliberately broken kernel was caught).
+gpu_neg_paths_tune() {
+  timeout -s KILL ${T_NEG:-150} python3 -m "$5" > "$OUT/$6.log" 2>&1
+  echo "negative control $5 rc=$? (0: every broken kernel was caught)"; cat "$OUT/$6.log"
+  T_TESTS=${T_TESTS:-150} gpu_paths_then_tune "$1" "$2" "$3" "$4"
+}
+
 # make test-all, then the cLN benchmark with its peers, in one archive $OUT/$1.tgz (a session's
 # first final call).
 gpu_final_all() {

@@ -4,11 +4,10 @@
 # both negative controls (the PTX without the wait must change the outputs), their GPU tests,
 # then two rounds of bench.tune, forward and fwd+bwd, at the target shapes.
 #   OUT=out SKIP_CUDA_BUILD=1 bash bench/gpu_s39b.sh
-# Runs at b5dadfd (its knob, tests and negative control): CLN_BWD_THREAD_SPIN lost (fwd+bwd
+# Runs at b5dadfd (its knob, tests and negative control; with bench/gpu_env.sh of a later
+# commit: gpu_neg_paths_tune): CLN_BWD_THREAD_SPIN lost (fwd+bwd
 # +0.3-7.3 us) and was removed (NOTES 40).
 set -uo pipefail
 source bench/gpu_env.sh
-timeout -s KILL 150 python3 -m bench.neg_thread_spin > "$OUT/neg-thread-spin-b.log" 2>&1
-echo "negative controls rc=$? (0: every broken wait was noticed)"; cat "$OUT/neg-thread-spin-b.log"
-T_TESTS=${T_TESTS:-150} gpu_paths_then_tune spin39b "thread_spin" \
-  "default,fwd no thread spin,bwd thread spin" fwd,fwd_bwd
+gpu_neg_paths_tune spin39b "thread_spin" \
+  "default,fwd no thread spin,bwd thread spin" fwd,fwd_bwd bench.neg_thread_spin neg-thread-spin-b
