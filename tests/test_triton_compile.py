@@ -226,12 +226,14 @@ def test_cln_forward_compiles_unmerged(dtype, pairs):
     _compile("_cln_fwd_kernel", ints, const, num_warps=2 if pairs else 4, dtype=dtype)
 
 
-@pytest.mark.parametrize("merged", [True, False], ids=["merged", "unmerged"])
-@pytest.mark.parametrize("dtype, pairs", [("fp32", 0), ("bf16", 1)])
+@pytest.mark.parametrize(
+    "dtype, pairs, merged", [("fp32", 0, False), ("bf16", 1, True)], ids=["fp32-unmerged", "bf16"]
+)
 def test_cln_forward_compiles_thread_spin(dtype, pairs, merged):
     """The forward's waits polled per thread (``CLN_FWD_THREAD_SPIN``, on by default; its
-    inline PTX loops, 1-4 words per thread here) at a target shape's tile (8 groups per
-    sequence), with the prefix merged and in two folds."""
+    inline PTX loops) at a target shape's tile (8 groups per sequence): fp32 over 4 warps with
+    the prefix in two folds (1 word per thread in every wait), bf16 over 2 warps with the
+    merged prefix (4 words per thread in the merged vector, 2 in the closing tile's)."""
     ints = {"B": 2, "C": 128, "T": 64000, "NTB": 1000, "NG": 8}
     tile = dict(BLOCK_C=128, BT=64, NUM_CB=1, SCR_OFF=16)
     const = {**FWD_FLAGS, **tile, "G": 128, "CHUNK": 128, "RUN": 1, "PAIRS": pairs, "ASM": True}
