@@ -179,15 +179,23 @@ def test_cln_kernels_compile_affine_early(kernel, flags):
     _compile(kernel, ints, const, num_warps=4)
 
 
+def _compile_target_fwd(dtype: str, pairs: int, more_ints: dict | None = None, **knobs) -> None:
+    """Compile the forward at a target shape's tile, (2, 128, 64000): 128 x 64, 8 groups per
+    sequence, tiles by program id, 2 warps for packed 16-bit tiles and 4 otherwise, with
+    ``knobs`` over the launch defaults of ``_direction_knobs``."""
+    ints = {"B": 2, "C": 128, "T": 64000, "NTB": 1000, "NG": 8, **(more_ints or {})}
+    tile = dict(BLOCK_C=128, BT=64, NUM_CB=1, SCR_OFF=16)
+    const = {**FWD_FLAGS, **tile, "G": 128, "CHUNK": 128, "RUN": 1, "PAIRS": pairs, "ASM": True}
+    const["TICKET_ATOMIC"] = False
+    const.update(_direction_knobs("_cln_fwd_kernel"), **knobs)
+    _compile("_cln_fwd_kernel", ints, const, num_warps=2 if pairs else 4, dtype=dtype)
+
+
 def test_cln_forward_compiles_paced():
     """The forward with its loads paced from the zero kernel's stamp (``CLN_FWD_PACE_GBPS``,
     off by default) at a target shape's packed bf16 tile."""
-    ints = {"B": 2, "C": 128, "T": 64000, "NTB": 1000, "NG": 8, "pace_ps": 7661, "stamp_idx": 2032}
-    tile = dict(BLOCK_C=128, BT=64, NUM_CB=1, SCR_OFF=16)
-    const = {**FWD_FLAGS, **tile, "G": 128, "CHUNK": 128, "RUN": 1, "PAIRS": 1, "ASM": True}
-    const["TICKET_ATOMIC"] = False
-    const.update(_direction_knobs("_cln_fwd_kernel"), STAGGER=False, PACE=True)
-    _compile("_cln_fwd_kernel", ints, const, num_warps=2, dtype="bf16")
+    pace = {"pace_ps": 7661, "stamp_idx": 2032}
+    _compile_target_fwd("bf16", 1, pace, STAGGER=False, PACE=True)
 
 
 @pytest.mark.parametrize("dtype, pairs", [("bf16", 1), ("fp16", 2)])
@@ -218,12 +226,7 @@ def test_cln_kernels_compile_spin(kernel, flags, dtype, pairs):
 def test_cln_forward_compiles_unmerged(dtype, pairs):
     """The forward's prefix in two waits and two folds (``CLN_FWD_PREFIX_MERGED`` off) at a
     target shape's tile (8 groups per sequence)."""
-    ints = {"B": 2, "C": 128, "T": 64000, "NTB": 1000, "NG": 8}
-    tile = dict(BLOCK_C=128, BT=64, NUM_CB=1, SCR_OFF=16)
-    const = {**FWD_FLAGS, **tile, "G": 128, "CHUNK": 128, "RUN": 1, "PAIRS": pairs, "ASM": True}
-    const["TICKET_ATOMIC"] = False
-    const.update(_direction_knobs("_cln_fwd_kernel"), MERGED=False)
-    _compile("_cln_fwd_kernel", ints, const, num_warps=2 if pairs else 4, dtype=dtype)
+    _compile_target_fwd(dtype, pairs, MERGED=False)
 
 
 @pytest.mark.parametrize(
@@ -234,25 +237,15 @@ def test_cln_forward_compiles_thread_spin(dtype, pairs, merged):
     inline PTX loops) at a target shape's tile (8 groups per sequence): fp32 over 4 warps with
     the prefix in two folds (1 word per thread in every wait), bf16 over 2 warps with the
     merged prefix (4 words per thread in the merged vector, 2 in the closing tile's)."""
-    ints = {"B": 2, "C": 128, "T": 64000, "NTB": 1000, "NG": 8}
-    tile = dict(BLOCK_C=128, BT=64, NUM_CB=1, SCR_OFF=16)
-    const = {**FWD_FLAGS, **tile, "G": 128, "CHUNK": 128, "RUN": 1, "PAIRS": pairs, "ASM": True}
-    const["TICKET_ATOMIC"] = False
-    nw = 2 if pairs else 4
-    const.update(_direction_knobs("_cln_fwd_kernel"), MERGED=merged, TSPIN=32 * nw)
-    _compile("_cln_fwd_kernel", ints, const, num_warps=nw, dtype=dtype)
+    threads = 32 * (2 if pairs else 4)  # _compile_target_fwd's warps
+    _compile_target_fwd(dtype, pairs, MERGED=merged, TSPIN=threads)
 
 
 @pytest.mark.parametrize("dtype, pairs", [("fp32", 0), ("bf16", 1)])
 def test_cln_forward_compiles_prefetching(dtype, pairs):
     """The forward whose programs prefetch a later tile's rows into the L2 (``CLN_FWD_PREFETCH``,
     off by default; its inline ``cp.async.bulk.prefetch``) at a target shape's tile."""
-    ints = {"B": 2, "C": 128, "T": 64000, "NTB": 1000, "NG": 8, "prefetch_tiles": 264}
-    tile = dict(BLOCK_C=128, BT=64, NUM_CB=1, SCR_OFF=16)
-    const = {**FWD_FLAGS, **tile, "G": 128, "CHUNK": 128, "RUN": 1, "PAIRS": pairs, "ASM": True}
-    const["TICKET_ATOMIC"] = False
-    const.update(_direction_knobs("_cln_fwd_kernel"), PREFETCH=True)
-    _compile("_cln_fwd_kernel", ints, const, num_warps=2 if pairs else 4, dtype=dtype)
+    _compile_target_fwd(dtype, pairs, {"prefetch_tiles": 264}, PREFETCH=True)
 
 
 @pytest.mark.parametrize(
