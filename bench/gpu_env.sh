@@ -61,9 +61,10 @@ gpu_test_triton_cln() {
   echo "tests rc=$?"; tail -3 "$OUT/test-triton.log"
 }
 
-# The Triton path tests selected by pytest -k "$2" into $OUT/test-$1.log (limit T_TESTS, 120 s).
+# The Triton path tests (PATHS_TEST: another file, e.g. tests/test_cuda_ext_paths.py) selected
+# by pytest -k "$2" into $OUT/test-$1.log (limit T_TESTS, 120 s).
 gpu_test_paths() {
-  timeout -s KILL ${T_TESTS:-120} python3 -m pytest -q tests/test_triton_paths.py -k "$2" \
+  timeout -s KILL ${T_TESTS:-120} python3 -m pytest -q "${PATHS_TEST:-tests/test_triton_paths.py}" -k "$2" \
     > "$OUT/test-$1.log" 2>&1
   echo "tests $1 rc=$?"; tail -3 "$OUT/test-$1.log"
 }
@@ -127,7 +128,8 @@ gpu_final_bench() {
   ls -la "$OUT"
 }
 
-# Two rounds of bench.tune's Triton cLN variants at the target shapes, in separate processes,
+# Two rounds of bench.tune's Triton (TUNE_BACKEND: cuda_ext) cLN variants at the target shapes,
+# in separate processes,
 # into $OUT/tune-$1-{1,2}.log, then the lines sorted by case. $1: log name, $2: the variants
 # (comma-separated), $3: the modes (fwd, fwd_bwd); the limit per round is T_TUNE (default 200 s),
 # the dtypes TUNE_DTYPE (default fp32,bf16), more arguments TUNE_ARGS (e.g. --regs).
@@ -135,7 +137,7 @@ gpu_tune_rounds() {
   local r
   for r in 1 2; do
     # shellcheck disable=SC2086
-    timeout -s KILL ${T_TUNE:-200} python3 -m bench.tune --backend triton --ops cln \
+    timeout -s KILL ${T_TUNE:-200} python3 -m bench.tune --backend "${TUNE_BACKEND:-triton}" --ops cln \
       --parts shapes --modes "$3" --variants "$2" --dtype "${TUNE_DTYPE:-fp32,bf16}" \
       ${TUNE_ARGS:-} > "$OUT/tune-$1-$r.log" 2>&1
     echo "round $r rc=$?"

@@ -291,6 +291,10 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "D1 S2": {"CLN_STREAM_LEAD": 1, "CLN_STREAM_STAGES": 2},
         # Plain launches and a memset instead of the chain by programmatic dependent launch.
         "no pdl": {"CLN_PDL": 0},
+        # The prefix waits' polls: per lane, all not-ready words together, no sleep (1), and
+        # each word in turn, 20 ns apart (0, before session 40).
+        "lane spin": {"CLN_PREFIX_SPIN": 1},
+        "word spin": {"CLN_PREFIX_SPIN": 0},
     },
 }
 SEED_VARIANTS: dict[str, dict[str, dict[str, object]]] = {

@@ -292,12 +292,13 @@ def check_cln_chain_unchanged(
     eagerly and replayed from a CUDA graph (on the GPU).  The chain: a forward, a forward of
     that forward's output, and a backward that reads the first forward's statistics, every
     output allocated (and NaN-poisoned) first, so that the launches follow each other
-    directly; a launch that reads its input before the one writing it has finished shows."""
+    directly; a launch that reads its input before the one writing it has finished shows.
+    ``x`` may be 16-bit (dy then has its dtype; the statistics stay float32)."""
     C = x.shape[1]
     gen, seed = new_generator()
     g = torch.rand(C, generator=gen).to(x.device) + 0.5
     b = torch.randn(C, generator=gen).to(x.device)
-    dy = torch.randn(x.shape, generator=gen).to(x.device)
+    dy = torch.randn(x.shape, generator=gen).to(x.device, x.dtype)
 
     def run() -> tuple[Tensor, ...]:
         f1, f2, bw = cln_fwd_outputs(x), cln_fwd_outputs(x), cln_bwd_outputs(x)

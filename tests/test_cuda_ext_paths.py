@@ -158,6 +158,25 @@ def test_rmsnorm_backward(cdevice, name, shape, dtype):
             harness.check_rmsnorm_backward("cuda_ext", cdevice, shape, dtype, strided=True)
 
 
+# The prefix waits' two polls (CLN_PREFIX_SPIN): each family at a shape whose tiles wait on
+# each other ((8, 64, 65536): 512+ tiles per sequence, several groups of 256; with G = 3 many
+# group links), fp32 and bf16 (the float-accumulator words that the knob polls).
+@pytest.mark.parametrize("name", ["auto", "regs", "stream-G2"], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_prefix_spin_leaves_the_output_unchanged(cdevice, name, dtype):
+    """Every lane reloading all of its not-ready words together (``CLN_PREFIX_SPIN = 1``, the
+    default) folds the same words as the poll of one word at a time (0): a forward, a
+    forward of its output and a backward bitwise unchanged, eagerly and from a CUDA graph.
+    ``python -m bench.neg_prefix_spin`` shows that this comparison catches a wait that does
+    not wait (-1)."""
+    from backends.cuda_ext import kernels as K
+    from bench.tune import knobs
+
+    x = (torch.randn(8, 64, 65536, device=cdevice) + 0.5).to(dtype)
+    with variant(name), knobs(K, {"CLN_PREFIX_SPIN": 1}):
+        harness.check_cln_chain_unchanged(K, x, knobs(K, {"CLN_PREFIX_SPIN": 0}))
+
+
 # The launches chained by programmatic dependent launch (CLN_PDL, sm_90+): each family at a
 # shape it takes ((4, 64, 32768): 1024+ backward tiles, so the column sums take both launches;
 # the resident forward at a sequence it holds), against plain launches and a memset.

@@ -119,6 +119,17 @@ CLN_RESIDENT = 0
 #                    before it reads anything, csrc/launch_util.h launch_ex); 0: plain
 #                    launches and a memset.
 CLN_PDL = 1
+# CLN_PREFIX_SPIN    The cross-tile prefix waits' polls (include/cln_kernels.cuh, round_spin):
+#                    1: each lane of the scan warp reloads all of its words not yet ready
+#                    together, no sleep between polls; 0: each of its words in turn, 20 ns
+#                    apart (before session 40).  Bitwise the same outputs.  Float accumulators
+#                    only (fp32 / fp16 / bf16; fp64's flag words keep the word poll).  1: H200,
+#                    two rounds (bench/gpu_s40.sh, NOTES 41), fwd+bwd 0.2-1.8 us faster at every
+#                    target shape (bf16 (2, 128, 64000) 83.8 -> 82.0-82.2 us), the forward
+#                    0.2-1.0 us faster except fp32 (4, 256, 16000) (45.3-45.5 -> 45.7-46.2).  -1: no wait at
+#                    all, the negative control of the test that compares the two
+#                    (python -m bench.neg_prefix_spin; wrong outputs).
+CLN_PREFIX_SPIN = 1
 # RMS_BWD_STAGES     RMSNorm backward of fp32 / fp16 / bf16 rows of N <= 8192 (a
 #                    multiple of 16 bytes): the row kernel (include/rmsnorm_kernels.cuh,
 #                    rms_bwd_row_kernel) with 0: automatic (no ring: a ring of 2-3
@@ -287,6 +298,7 @@ def cln_forward(
         CLN_RESIDENT,
         CLN_STREAM_TMA,
         CLN_PDL,
+        CLN_PREFIX_SPIN,
     )
 
 
@@ -317,6 +329,7 @@ def cln_backward(
         CLN_STREAM_LEAD,
         CLN_STREAM_TMA,
         CLN_PDL,
+        CLN_PREFIX_SPIN,
     )
 
 
@@ -329,10 +342,11 @@ def cln_knobs(
     resident: int | None = None,
     stream_tma: int | None = None,
     pdl: int | None = None,
+    prefix_spin: int | None = None,
 ) -> Iterator[None]:
     """Set the cLN knobs ``CLN_GROUP_TILES``, ``CLN_STREAM_PPR``, ``CLN_STREAM_STAGES``,
-    ``CLN_STREAM_LEAD``, ``CLN_RESIDENT``, ``CLN_STREAM_TMA`` and ``CLN_PDL`` for the calls
-    inside the block.
+    ``CLN_STREAM_LEAD``, ``CLN_RESIDENT``, ``CLN_STREAM_TMA``, ``CLN_PDL`` and
+    ``CLN_PREFIX_SPIN`` for the calls inside the block.
 
     ``None`` keeps a knob as it is; the previous values come back on exit.  For a
     sweep on the GPU, e.g. ``with cln_knobs(group_tiles=512): t = time(...)``.
@@ -346,6 +360,7 @@ def cln_knobs(
         "CLN_RESIDENT": resident,
         "CLN_STREAM_TMA": stream_tma,
         "CLN_PDL": pdl,
+        "CLN_PREFIX_SPIN": prefix_spin,
     }
     module = globals()
     saved = {name: module[name] for name in want}
@@ -611,7 +626,7 @@ def bench(device: torch.device | None = None) -> None:
     print(
         f"cLN knobs: CLN_GROUP_TILES={CLN_GROUP_TILES} CLN_STREAM_PPR={CLN_STREAM_PPR} "
         f"CLN_STREAM_STAGES={CLN_STREAM_STAGES} CLN_STREAM_LEAD={CLN_STREAM_LEAD} "
-        f"CLN_STREAM_TMA={CLN_STREAM_TMA} CLN_PDL={CLN_PDL}"
+        f"CLN_STREAM_TMA={CLN_STREAM_TMA} CLN_PDL={CLN_PDL} CLN_PREFIX_SPIN={CLN_PREFIX_SPIN}"
     )
     for dtype in (torch.float32, torch.bfloat16):
         acc = acc_dtype(dtype)

@@ -90,7 +90,7 @@ Tensor workspace(const Tensor& x, size_t bytes) {
 // The cLN input: a non-empty, contiguous (B, C, T) CUDA tensor.
 // The sizes of a cLN call and the kernel knobs from kernels.py (launchers.h).
 struct ClnKnobs {
-  int64_t group_tiles, stream_ppr, stream_stages, stream_lead, stream_tma, pdl;
+  int64_t group_tiles, stream_ppr, stream_stages, stream_lead, stream_tma, pdl, prefix_spin;
 };
 template <typename Call>
 void set_cln_sizes_and_knobs(Call& c, const Tensor& x, const ClnKnobs& k) {
@@ -103,6 +103,7 @@ void set_cln_sizes_and_knobs(Call& c, const Tensor& x, const ClnKnobs& k) {
   c.stream_lead = k.stream_lead;
   c.stream_tma = k.stream_tma;
   c.pdl = k.pdl;
+  c.prefix_spin = k.prefix_spin;
 }
 
 void check_cln_input(const Tensor& x, const char* op) {
@@ -117,7 +118,7 @@ void cln_forward(const Tensor& x, OptTensor gamma, OptTensor beta, double eps,
                  const Tensor& y, const Tensor& mean, const Tensor& rstd,
                  const Tensor& m2_last, int64_t group_tiles, int64_t stream_ppr,
                  int64_t stream_stages, int64_t stream_lead, int64_t resident,
-                 int64_t stream_tma, int64_t pdl) {
+                 int64_t stream_tma, int64_t pdl, int64_t prefix_spin) {
   const char* op = "cln_forward";
   check_cln_input(x, op);
   const auto dt = to_dtype(x.scalar_type(), op, "x");
@@ -154,7 +155,8 @@ void cln_forward(const Tensor& x, OptTensor gamma, OptTensor beta, double eps,
   c.rstd = rstd.data_ptr();
   c.m2_last = m2_last.data_ptr();
   set_cln_sizes_and_knobs(c, x,
-                          {group_tiles, stream_ppr, stream_stages, stream_lead, stream_tma, pdl});
+                          {group_tiles, stream_ppr, stream_stages, stream_lead, stream_tma, pdl,
+                           prefix_spin});
   c.resident = resident;
   const size_t bytes = normk::cln_fwd_workspace_bytes(c);
   const Tensor ws = workspace(x, bytes);
@@ -165,7 +167,7 @@ void cln_backward(const Tensor& dy, const Tensor& x, OptTensor gamma, const Tens
                   const Tensor& rstd, const OptTensor& count, const Tensor& dx,
                   const OptTensor& dgamma, const OptTensor& dbeta, int64_t group_tiles,
                   int64_t stream_ppr, int64_t stream_stages, int64_t stream_lead,
-                  int64_t stream_tma, int64_t pdl) {
+                  int64_t stream_tma, int64_t pdl, int64_t prefix_spin) {
   const char* op = "cln_backward";
   check_cln_input(x, op);
   const auto dt = to_dtype(x.scalar_type(), op, "x");
@@ -195,7 +197,8 @@ void cln_backward(const Tensor& dy, const Tensor& x, OptTensor gamma, const Tens
   c.dgamma = dgamma ? dgamma->data_ptr() : nullptr;
   c.dbeta = dbeta ? dbeta->data_ptr() : nullptr;
   set_cln_sizes_and_knobs(c, x,
-                          {group_tiles, stream_ppr, stream_stages, stream_lead, stream_tma, pdl});
+                          {group_tiles, stream_ppr, stream_stages, stream_lead, stream_tma, pdl,
+                           prefix_spin});
   const size_t bytes = normk::cln_bwd_workspace_bytes(c);
   const Tensor ws = workspace(x, bytes);
   normk::cln_bwd(c, ws.data_ptr(), bytes, c10::cuda::getCurrentCUDAStream());
@@ -280,11 +283,13 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         py::arg("eps"), py::arg("count0"), py::arg("mean0"), py::arg("m2_0"), py::arg("y"),
         py::arg("mean"), py::arg("rstd"), py::arg("m2_last"), py::arg("group_tiles"),
         py::arg("stream_ppr"), py::arg("stream_stages"), py::arg("stream_lead"),
-        py::arg("resident") = 0, py::arg("stream_tma") = 0, py::arg("pdl") = 0);
+        py::arg("resident") = 0, py::arg("stream_tma") = 0, py::arg("pdl") = 0,
+        py::arg("prefix_spin") = 0);
   m.def("cln_backward", &cln_backward, py::arg("dy"), py::arg("x"), py::arg("gamma"),
         py::arg("mean"), py::arg("rstd"), py::arg("count"), py::arg("dx"), py::arg("dgamma"),
         py::arg("dbeta"), py::arg("group_tiles"), py::arg("stream_ppr"), py::arg("stream_stages"),
-        py::arg("stream_lead"), py::arg("stream_tma") = 0, py::arg("pdl") = 0);
+        py::arg("stream_lead"), py::arg("stream_tma") = 0, py::arg("pdl") = 0,
+        py::arg("prefix_spin") = 0);
   m.def("rmsnorm_forward", &rmsnorm_forward, py::arg("x"), py::arg("weight"), py::arg("eps"),
         py::arg("y"), py::arg("rstd"));
   m.def("rmsnorm_backward", &rmsnorm_backward, py::arg("dy"), py::arg("x"), py::arg("weight"),

@@ -66,6 +66,10 @@ struct ClnFwdCall {
   // memset, and every launch of the call (zeroing, cLN kernel, the backward's column sums)
   // a programmatic dependent of the one before it; 0 = plain launches.
   int64_t pdl = 0;
+  // The cross-tile prefix waits' polls (include/cln_kernels.cuh, round_spin; kernels.py's
+  // CLN_PREFIX_SPIN): 1 = each lane reloads all of its words not yet ready together, with
+  // no sleep; 0 = each word in turn, 20 ns apart.  The outputs are the same.
+  int64_t prefix_spin = 0;
 };
 size_t cln_fwd_workspace_bytes(const ClnFwdCall& c);
 void cln_fwd(const ClnFwdCall& c, void* workspace, size_t workspace_bytes, cudaStream_t stream);
@@ -88,7 +92,8 @@ struct ClnBwdCall {
   int64_t stream_stages = 0;
   int64_t stream_lead = 0;
   int64_t stream_tma = 0;
-  int64_t pdl = 0;  // as in ClnFwdCall
+  int64_t pdl = 0;          // as in ClnFwdCall
+  int64_t prefix_spin = 0;  // as in ClnFwdCall
 };
 size_t cln_bwd_workspace_bytes(const ClnBwdCall& c);
 void cln_bwd(const ClnBwdCall& c, void* workspace, size_t workspace_bytes, cudaStream_t stream);

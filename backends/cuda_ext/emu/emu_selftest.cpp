@@ -255,6 +255,7 @@ struct Knobs {
   int64_t resident = 0;
   int64_t stream_tma = 0;  // the streaming kernels' copies: 0 TMA where it applies, -1 cp.async
   int64_t pdl = 1;  // the workspace zeroed by the zero kernel (1) or a memset (0)
+  int64_t prefix_spin = 1;  // the prefix waits' polls: 1 per lane, 0 per word (launchers.h)
 };
 // The default: one group for every shape here (at most 141 tiles).
 const Knobs kDefault{"default", 0};
@@ -263,6 +264,7 @@ const Knobs kDefault{"default", 0};
 // shapes (PPR 4 / 8 / 16; 2- to 4-deep rings refilled by the output warps or
 // with producer leads 1 to 3) where the shape fits them.
 const Knobs kSmallG[] = {{"G=3", 3, 0, 0, 0, -1},
+                         {"G=3 word spin", 3, 0, 0, 0, -1, 0, 1, 0},
                          {"G=1", 1, 0, 0, 0, -1},
                          {"resident", 0, 0, 0, 0, 1},
                          {"regs", 0, -1},
@@ -312,6 +314,7 @@ void set_knobs(Call& c, const Knobs& k) {
   c.stream_lead = k.stream_lead;
   c.stream_tma = k.stream_tma;
   c.pdl = k.pdl;
+  c.prefix_spin = k.prefix_spin;
   if constexpr (std::is_same_v<Call, normk::ClnFwdCall>) c.resident = k.resident;
 }
 

@@ -200,6 +200,7 @@ struct ClnFwdArgs {
   int nstages, lead;  // streaming kernels (cln_stream.cuh): ring depth S, producer lead D
                       // (0: the output warps refill the stages where the TMA copies, else D = 1)
   int diag;           // streaming forward: stages left out for timing (wrong outputs if > 0)
+  int spin;           // the prefix waits' polls (round_spin; the call's prefix_spin)
   // Streaming kernels, TMA path (tma != 0): boxes of cbox channel rows x BT
   // frames of x and y, tensor maps over (T, C, B).
   int tma, cbox;
@@ -228,6 +229,7 @@ struct ClnBwdArgs {
   int* gflags;
   A* gslots;
   int nstages, lead;  // as in ClnFwdArgs
+  int spin;           // as in ClnFwdArgs
   // As in ClnFwdArgs; mean and rstd as (T, B) maps with boxes of BT x 1.
   int tma, cbox;
   CUtensorMap tm_x, tm_dy, tm_dx, tm_mean, tm_rstd;
@@ -338,12 +340,44 @@ __device__ __forceinline__ bool word_ready(const unsigned long long (&w)[W]) {
   return r;
 }
 // Reload the word at p until every pair's flag is set (the pairs' flag_spin:
-// only ever called on words of blocks with an earlier ticket or tile).
+// only ever called on words of blocks with an earlier ticket or tile); a
+// 20-ns sleep between polls unless `spin` (ClnFwdArgs::spin); spin < 0: no
+// wait (the negative control of tests/test_cuda_ext_paths.py's spin test:
+// wrong outputs).
 template <int W>
-__device__ __forceinline__ void word_spin(const float* p, unsigned long long (&w)[W]) {
+__device__ __forceinline__ void word_spin(const float* p, unsigned long long (&w)[W], int spin) {
+  if (spin < 0) return;
   while (!word_ready(w)) {
-    __nanosleep(20);
+    if (spin == 0) __nanosleep(20);
     ld_word_pairs(p, w);
+  }
+}
+// The U words of one lane's round (word u at slots + (c0 + 32 u) * S):
+// spin = 0: each word in turn until it is ready, 20 ns between polls (as
+// word_spin), so a lane whose words all land late pays up to U round trips
+// after the last one; spin = 1: every not-ready word reloaded together, no
+// sleep, until all are ready (one round trip after the last one); spin < 0:
+// no wait (word_spin).  Out-of-range words hold ~0 (ready).  One loop for
+// both polls: two loops (a word_spin per word, then the joint one) made
+// ptxas spill 8 bytes in the fp16 register-tile forward (MB = 4).
+template <int S, int U, int W>
+__device__ __forceinline__ void round_spin(const float* slots, int c0,
+                                           unsigned long long (&w)[U][W], int spin) {
+  static_assert(U <= 32, "one bit per word");
+  if (spin < 0) return;
+  for (;;) {
+    unsigned pending = 0;
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (!word_ready(w[u])) pending |= 1u << u;
+    if (pending == 0) return;
+    if (spin == 0) {
+      __nanosleep(20);
+      pending &= 0u - pending;  // the first word not ready only
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (pending >> u & 1u) ld_word_pairs(slots + static_cast<long long>(c0 + 32 * u) * S, w[u]);
   }
 }
 
@@ -359,7 +393,8 @@ __device__ __forceinline__ void word_spin(const float* p, unsigned long long (&w
 // Whole warp; every lane gets the result.
 template <typename Op, typename A>
 __device__ __forceinline__ typename Op::V cln_reduce_published(const int* flags, const A* slots,
-                                                               int lo, int hi, long long wn) {
+                                                               int lo, int hi, long long wn,
+                                                               int spin) {
   using V = typename Op::V;
   using Wd = typename Op::Wd;
   constexpr int U = kPrefixU;
@@ -378,9 +413,7 @@ __device__ __forceinline__ typename Op::V cln_reduce_published(const int* flags,
           for (int k = 0; k < W; ++k) w[u][k] = ~0ull;
         }
       }
-#pragma unroll
-      for (int u = 0; u < U; ++u)
-        word_spin(slots + static_cast<long long>(c0 + 32 * u) * Op::kStride, w[u]);
+      round_spin<Op::kStride>(slots, c0, w, spin);
 #pragma unroll
       for (int u = 0; u < U; ++u)
         if (c0 + 32 * u < hi) acc = Op::combine(acc, Op::lift(Op::from_pairs(w[u]), wn));
@@ -429,7 +462,8 @@ __device__ __forceinline__ typename Op::V cln_exclusive_prefix(int i, int G, con
                                                                const A* slots, int* gflags,
                                                                A* gslots,
                                                                const typename Op::V& state,
-                                                               long long n0, long long tile_n) {
+                                                               long long n0, long long tile_n,
+                                                               int spin) {
   using V = typename Op::V;
   if (i == 0) return state;
   const int s = i / G;
@@ -444,12 +478,12 @@ __device__ __forceinline__ typename Op::V cln_exclusive_prefix(int i, int G, con
   if constexpr (kPairs<A>) {
     if (bs > 0) ld_word_pairs(pg, wg);
   }
-  const V R = cln_reduce_published<Op>(flags, slots, lo, i, tile_n);
+  const V R = cln_reduce_published<Op>(flags, slots, lo, i, tile_n, spin);
   V E = state;
   if (bs > 0) {
     const long long nb = n0 + static_cast<long long>(lo) * tile_n;
     if constexpr (kPairs<A>) {
-      word_spin(pg, wg);
+      word_spin(pg, wg, spin);
       E = Op::lift(Op::from_pairs(wg), nb);
     } else {
       int f = flag_relaxed(gflags + bs);
@@ -652,7 +686,8 @@ __device__ __forceinline__ void cln_fwd_tile_finish(const ClnFwdArgs<T, P>& args
       i, args.group, args.flags + static_cast<long long>(b) * args.ntiles,
       args.slots + static_cast<long long>(b) * args.ntiles * kSlotW,
       args.gflags + static_cast<long long>(b) * args.ngroups,
-      args.gslots + static_cast<long long>(b) * args.ngroups * kSlotW, state, cnt0, tile_n);
+      args.gslots + static_cast<long long>(b) * args.ngroups * kSlotW, state, cnt0, tile_n,
+      args.spin);
 
   // Per-frame inclusive statistics: X (+) frames 0..f of the tile.
 #pragma unroll
@@ -898,7 +933,8 @@ __device__ __forceinline__ void cln_bwd_tile_finish(const ClnBwdArgs<T, P>& args
       jr, args.group, args.flags + static_cast<long long>(b) * args.ntiles,
       args.slots + static_cast<long long>(b) * args.ntiles * kSlotW,
       args.gflags + static_cast<long long>(b) * args.ngroups,
-      args.gslots + static_cast<long long>(b) * args.ngroups * kSlotW, Op::identity(), 0LL, 0LL);
+      args.gslots + static_cast<long long>(b) * args.ngroups * kSlotW, Op::identity(), 0LL, 0LL,
+      args.spin);
 #pragma unroll
   for (int f0 = 0; f0 < FPL; ++f0) {
     const int f = lane * FPL + f0;
