@@ -191,3 +191,19 @@ gpu_final_call() {
     *) echo "usage: $0 all|main" >&2; return 2 ;;
   esac
 }
+
+# A session's two final calls on one warm machine, each within the 600-s limit: $1 = tests
+# (make test-all, the whole suite, 4 xdist workers) or bench (the cLN benchmark with its peers,
+# the README's cLN table, then the README's main job), $2 = the session's tag; the archive is
+# $OUT/$2-final-$1.tgz.
+gpu_final_tests_bench() {
+  case "$1" in
+    tests) gpu_tests_call "$2-final-tests" 450 ;;
+    bench)
+      gpu_bench_cln 200
+      gpu_make_bench 300
+      gpu_archive "$2-final-bench" ;;
+    *) echo "usage: $0 tests|bench" >&2; return 2 ;;
+  esac
+  ls -la "$OUT"
+}

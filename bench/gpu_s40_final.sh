@@ -7,13 +7,4 @@
 #                                               # (make bench, every backend and peer, plots)
 set -uo pipefail
 source bench/gpu_env.sh
-case "${1:-}" in
-  tests)
-    gpu_tests_call s40-final-tests 450 ;;
-  bench)
-    gpu_bench_cln 200
-    gpu_make_bench 300
-    gpu_archive s40-final-bench ;;
-  *) echo "usage: $0 tests|bench" >&2; exit 2 ;;
-esac
-ls -la "$OUT"
+gpu_final_tests_bench "${1:-}" s40
