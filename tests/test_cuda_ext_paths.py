@@ -159,7 +159,7 @@ def test_rmsnorm_backward(cdevice, name, shape, dtype):
 
 
 # The prefix waits' two polls (CLN_PREFIX_SPIN): each family at a shape whose tiles wait on
-# each other ((8, 64, 65536): 512+ tiles per sequence, several groups of 256; with G = 3 many
+# each other ((8, 64, 65536): 512+ tiles per sequence, several groups of 256; with G = 2 many
 # group links), fp32 and bf16 (the float-accumulator words that the knob polls).
 @pytest.mark.parametrize("name", ["auto", "regs", "stream-G2"], ids=str)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
