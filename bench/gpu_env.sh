@@ -129,8 +129,7 @@ gpu_final_bench() {
 }
 
 # Two rounds of bench.tune's Triton (TUNE_BACKEND: cuda_ext) cLN variants at the target shapes,
-# in separate processes,
-# into $OUT/tune-$1-{1,2}.log, then the lines sorted by case. $1: log name, $2: the variants
+# in separate processes, into $OUT/tune-$1-{1,2}.log, then the lines sorted by case. $1: log name, $2: the variants
 # (comma-separated), $3: the modes (fwd, fwd_bwd); the limit per round is T_TUNE (default 200 s),
 # the dtypes TUNE_DTYPE (default fp32,bf16), more arguments TUNE_ARGS (e.g. --regs).
 gpu_tune_rounds() {

@@ -36,17 +36,17 @@ def main() -> int:
             with knobs(K, {**kw, "CLN_PREFIX_SPIN": 0}):
                 ref_f = fwd(x)
                 ref_dx = bwd(dy, x, ref_f)
-            dy_diff = dx_diff = 0
+            y_diff = dx_diff = 0
             # The backward from the waiting forward's statistics: each kernel's own wait.
             with knobs(K, {**kw, "CLN_PREFIX_SPIN": -1}):
                 for _ in range(5):
-                    dy_diff = max(dy_diff, int((fwd(x)[0] != ref_f[0]).sum()))
+                    y_diff = max(y_diff, int((fwd(x)[0] != ref_f[0]).sum()))
                     dx_diff = max(dx_diff, int((bwd(dy, x, ref_f) != ref_dx).sum()))
             print(
-                f"{family} {dtype}: no wait changed {dy_diff} y and {dx_diff} dx of {x.numel()}",
+                f"{family} {dtype}: no wait changed {y_diff} y and {dx_diff} dx of {x.numel()}",
                 flush=True,
             )
-            bad += dy_diff == 0 or dx_diff == 0
+            bad += y_diff == 0 or dx_diff == 0
     return 1 if bad else 0
 
 

@@ -126,7 +126,7 @@ CLN_PDL = 1
 #                    only (fp32 / fp16 / bf16; fp64's flag words keep the word poll).  1: H200,
 #                    two rounds (bench/gpu_s40.sh, NOTES 41), fwd+bwd 0.2-1.8 us faster at every
 #                    target shape (bf16 (2, 128, 64000) 83.8 -> 82.0-82.2 us), the forward
-#                    0.2-1.0 us faster except fp32 (4, 256, 16000) (45.3-45.5 -> 45.7-46.2).
+#                    0-1.0 us faster except fp32 (4, 256, 16000) (45.3-45.5 -> 45.7-46.2).
 #                    -1: no wait at all, the negative control of the test that compares the
 #                    two (python -m bench.neg_prefix_spin; wrong outputs).
 CLN_PREFIX_SPIN = 1
