@@ -193,7 +193,10 @@ __global__ void __launch_bounds__(NT, MINB) cln_lb_fwd_kernel(const FwdArgs a) {
   const int nvalid = min(BT, T_ - t0);
   const int tf = t0 + vc * V;
   const int nv = max(0, min(V, T_ - tf));
-  const bool vec = (T_ % V == 0) && nv == V;
+  // From tf, not `nv == V`: with that form (nvcc 13.0, sm_90) a thread whose pack starts at
+  // T (nv = 0, the last tile of an fp32 chunk with T % 4 == 0) took the 16-byte path and
+  // wrote the next row's first pack (NOTES 42.2).
+  const bool vec = (T_ % V == 0) && tf + V <= T_;
   const size_t base = static_cast<size_t>(b) * C * T_ + tf;
   const T* xb = static_cast<const T*>(a.x) + base;
 
@@ -275,15 +278,10 @@ __global__ void __launch_bounds__(NT, MINB) cln_lb_fwd_kernel(const FwdArgs a) {
       lm[j] = m;
       lM[j] = M;
     }
-    float wn = n, wm = m, wM = M;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      const float on = __shfl_up_sync(kFullMask, wn, o);
-      const float om = __shfl_up_sync(kFullMask, wm, o);
-      const float oM = __shfl_up_sync(kFullMask, wM, o);
-      if (lane >= o) chan_combine(on, om, oM, wn, wm, wM, wn, wm, wM);
-    }
-    float en = __shfl_up_sync(kFullMask, wn, 1);
+    long long wn = static_cast<long long>(n);  // whole counts: C * frames <= C * BT
+    float wm = m, wM = M;
+    chan_warp_scan_i(wn, wm, wM);
+    float en = static_cast<float>(__shfl_up_sync(kFullMask, wn, 1));
     float em = __shfl_up_sync(kFullMask, wm, 1);
     float eM = __shfl_up_sync(kFullMask, wM, 1);
     if (lane == 0) en = em = eM = 0.f;
