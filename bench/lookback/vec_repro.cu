@@ -3,6 +3,9 @@
 // for T - tf from -4 to 8, the clamped count, the guard in that form and in the form
 // `tf + V <= T`, as one kernel computes them; the two guards must agree.
 //   nvcc -O3 -std=c++17 -arch=sm_90 bench/lookback/vec_repro.cu -o /tmp/vr && /tmp/vr
+// On the H200 with nvcc 13.0.88: -O3, 8 of 13 differ (the first form is true for T - tf = 0..4
+// and false above); with -Xptxas -O0, none (nvidia-h200-s41-vec-repro.log, NOTES 42.2).
+// Exit status 1 where they differ.
 #include <cuda_runtime.h>
 
 #include <cstdio>
