@@ -5,6 +5,9 @@
   sources, or any kernel with non-zero "spill stores" / "spill loads" fails.
   The ``.cu`` files include the framework-free kernel headers and no torch,
   so they need only the CUDA toolkit.
+* The standalone CUDA programs under ``bench/`` (measurement prototypes that
+  include the same kernel headers, e.g. ``bench/lookback/``) compile the same
+  way, so a change to the shared headers cannot leave them unbuildable.
 * ``csrc/binding.cpp`` is syntax-checked with g++ against the installed
   torch headers (``torch.utils.cpp_extension.include_paths()``) plus the
   CUDA runtime headers.
@@ -34,6 +37,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 EXT = ROOT / "backends" / "cuda_ext"
 CU_FILES = sorted(EXT.rglob("*.cu"))
+BENCH_CU_FILES = sorted((ROOT / "bench").rglob("*.cu"))
 BINDING = EXT / "csrc" / "binding.cpp"
 EMU_MAIN = EXT / "emu" / "emu_selftest.cpp"
 ARCH = "-gencode=arch=compute_90,code=sm_90"
@@ -90,6 +94,7 @@ def _run(cmd: list[str]) -> tuple[int, str]:
 
 
 def _nvcc_cmd(nvcc: str, cu: Path, out: Path) -> list[str]:
+    # The source's own folder too: a bench program includes the header beside it.
     return [
         nvcc,
         "-std=c++17",
@@ -100,6 +105,7 @@ def _nvcc_cmd(nvcc: str, cu: Path, out: Path) -> list[str]:
         *TORCH_NVCC_DEFINES,
         f"-I{EXT / 'include'}",
         f"-I{EXT / 'csrc'}",
+        f"-I{cu.parent}",
         "-c",
         str(cu),
         "-o",
@@ -171,8 +177,8 @@ def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Future[tuple[i
     pool = ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2))
     nvcc = _nvcc()
     if nvcc:
-        for cu in CU_FILES:
-            jobs[str(cu)] = pool.submit(_run, _nvcc_cmd(nvcc, cu, out / f"{cu.stem}.o"))
+        for i, cu in enumerate([*CU_FILES, *BENCH_CU_FILES]):
+            jobs[str(cu)] = pool.submit(_run, _nvcc_cmd(nvcc, cu, out / f"{i}_{cu.stem}.o"))
     gxx = shutil.which("g++")
     cmd = _binding_cmd(gxx) if gxx else None
     if cmd:
@@ -198,15 +204,13 @@ def test_sources_exist() -> None:
     assert BINDING.exists()
 
 
-@pytest.mark.parametrize("cu", CU_FILES, ids=lambda p: str(p.relative_to(EXT)))
-def test_cu_compiles_for_sm90_without_spills(
-    cu: Path, builds: dict[str, Future[tuple[int, str]]]
-) -> None:
+def _check_nvcc(cu: Path, builds: dict[str, Future[tuple[int, str]]]) -> None:
+    """nvcc compiled ``cu`` with no warning in our sources and no register spill."""
     if str(cu) not in builds:
         pytest.skip("nvcc not found (install the CUDA toolkit or set CUDA_HOME)")
     rc, log = builds[str(cu)].result()
     assert rc == 0, f"nvcc failed on {cu.name}:\n{log}"
-    ours = [ln for ln in log.splitlines() if "warning" in ln and str(EXT) in ln]
+    ours = [ln for ln in log.splitlines() if "warning" in ln and str(ROOT) in ln]
     assert not ours, f"nvcc warnings in {cu.name}:\n" + "\n".join(ours)
     reports = SPILL_RE.findall(log)
     assert reports, f"no ptxas -v report for {cu.name}:\n{log}"
@@ -216,6 +220,20 @@ def test_cu_compiles_for_sm90_without_spills(
         if st != "0" or ld != "0"
     ]
     assert not spills, f"register spills in {cu.name}:\n" + "\n".join(spills)
+
+
+@pytest.mark.parametrize("cu", CU_FILES, ids=lambda p: str(p.relative_to(EXT)))
+def test_cu_compiles_for_sm90_without_spills(
+    cu: Path, builds: dict[str, Future[tuple[int, str]]]
+) -> None:
+    _check_nvcc(cu, builds)
+
+
+@pytest.mark.parametrize("cu", BENCH_CU_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_bench_cuda_programs_compile_for_sm90_without_spills(
+    cu: Path, builds: dict[str, Future[tuple[int, str]]]
+) -> None:
+    _check_nvcc(cu, builds)
 
 
 def test_binding_syntax(builds: dict[str, Future[tuple[int, str]]]) -> None:
