@@ -65,7 +65,6 @@ struct FwdArgs {
   unsigned epoch;
 };
 
-#ifndef NORMK_HOST_EMULATION
 __device__ __forceinline__ uint4 ld_rec(const uint4* p) {
   uint4 r;
   asm volatile("ld.relaxed.gpu.global.v4.u32 {%0, %1, %2, %3}, [%4];"
@@ -84,7 +83,6 @@ __device__ __forceinline__ unsigned ld_ctl(const unsigned* p) {
   asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
   return v;
 }
-#endif
 
 // The launch's epoch (block-uniform, from shared memory) and its retirement:
 // the last block to finish stores it as the control word, so the next launch

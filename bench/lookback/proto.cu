@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "../../backends/cuda_ext/emu/cln_ref.h"
 #include "cln_lookback.cuh"
 
 using namespace normk;
@@ -76,42 +77,13 @@ static float median(std::vector<float> v) {
   return v[v.size() / 2];
 }
 
-// Host float64 reference of one sequence chunk (with a state in).
-static void reference(const std::vector<float>& x, const std::vector<float>& g,
-                      const std::vector<float>& bt, int B, int C, int T_, double eps,
-                      std::vector<double>& y, std::vector<double>& mu, std::vector<double>& rs,
-                      std::vector<double>& m2last) {
-  y.assign(x.size(), 0.);
-  mu.assign(static_cast<size_t>(B) * T_, 0.);
-  rs.assign(static_cast<size_t>(B) * T_, 0.);
-  m2last.assign(B, 0.);
-  for (int b = 0; b < B; ++b) {
-    double n = 0, m = 0, M = 0;
-    for (int t = 0; t < T_; ++t) {
-      double s = 0;
-      for (int c = 0; c < C; ++c) s += x[(static_cast<size_t>(b) * C + c) * T_ + t];
-      const double fm = s / C;
-      double q = 0;
-      for (int c = 0; c < C; ++c) {
-        const double dd = x[(static_cast<size_t>(b) * C + c) * T_ + t] - fm;
-        q += dd * dd;
-      }
-      const double nn = n + C, d = fm - m;
-      m += d * C / nn;
-      M += q + d * d * n * C / nn;
-      n = nn;
-      mu[static_cast<size_t>(b) * T_ + t] = m;
-      rs[static_cast<size_t>(b) * T_ + t] = 1. / std::sqrt(M / n + eps);
-    }
-    m2last[b] = M;
-    for (int c = 0; c < C; ++c)
-      for (int t = 0; t < T_; ++t) {
-        const size_t i = (static_cast<size_t>(b) * C + c) * T_ + t;
-        y[i] = (x[i] - mu[static_cast<size_t>(b) * T_ + t]) * rs[static_cast<size_t>(b) * T_ + t] *
-                   g[c] +
-               bt[c];
-      }
-  }
+// The float64 reference of the C++ checks (backends/cuda_ext/emu/cln_ref.h) for one
+// sequence chunk of float inputs (the rounded T values), with gamma and beta, eps 1e-8.
+static ClnRef reference(const std::vector<float>& x, const std::vector<float>& g,
+                        const std::vector<float>& bt, int B, int C, int T_) {
+  const std::vector<double> xd(x.begin(), x.end()), gd(g.begin(), g.end()),
+      bd(bt.begin(), bt.end());
+  return cln_fwd_ref(xd, &gd, &bd, B, C, T_, 1e-8, nullptr, nullptr, nullptr);
 }
 
 static double relerr(const std::vector<double>& ref, const std::vector<float>& out) {
@@ -221,16 +193,15 @@ void run_case(int B, int C, int T_, float dc, bool check, bool timeit, bool stre
     CK(cudaMemcpy(ro.data(), drstd, ro.size() * 4, cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(m2o.data(), dm2, B * 4, cudaMemcpyDeviceToHost));
     for (size_t i = 0; i < N; ++i) yo[i] = tof<T>(yh[i]);
-    std::vector<double> yr, mr, rr, m2r;
-    reference(xf, g, bt, B, C, T_, 1e-8, yr, mr, rr, m2r);
+    const ClnRef ref = reference(xf, g, bt, B, C, T_);
+    const std::vector<double>&yr = ref.y, &mr = ref.mean, &rr = ref.rstd;
     std::printf("check %-5s (%d, %d, %d) dc %g [%s]: y %.2e mean %.2e rstd %.2e m2 %.2e\n",
-                sizeof(T) == 4 ? "fp32" : "bf16", B, C, T_, dc, nm, relerr(yr, yo),
-                relerr(mr, mo) / (dc != 0 ? 1 : 1), relerr(rr, ro), relerr(m2r, m2o));
+                sizeof(T) == 4 ? "fp32" : "bf16", B, C, T_, dc, nm, relerr(yr, yo), relerr(mr, mo),
+                relerr(rr, ro), relerr(ref.m2_last, m2o));
     if (stream_check && T_ > 3) {
       // Two chunks with the state between them: the same y as one call.
       const int T1 = T_ / 3;
       const int T2 = T_ - T1;
-      std::vector<float> mid(B), m2mid(B);
       std::vector<T> x1(static_cast<size_t>(B) * C * T1), x2(static_cast<size_t>(B) * C * T2);
       for (int b = 0; b < B; ++b)
         for (int c = 0; c < C; ++c)
@@ -259,15 +230,14 @@ void run_case(int B, int C, int T_, float dc, bool check, bool timeit, bool stre
       {
         std::vector<float> x1f(x1.size()), m2c(B);
         for (size_t i = 0; i < x1.size(); ++i) x1f[i] = tof<T>(x1[i]);
-        std::vector<double> y1r, m1r, r1r, m21r;
-        reference(x1f, g, bt, B, C, T1, 1e-8, y1r, m1r, r1r, m21r);
+        const ClnRef ref1 = reference(x1f, g, bt, B, C, T1);
         CK(cudaMemcpy(m2c.data(), dm2, B * 4, cudaMemcpyDeviceToHost));
         std::vector<T> y1h(x1.size());
         std::vector<float> y1o(x1.size());
         CK(cudaMemcpy(y1h.data(), dy1, y1h.size() * sizeof(T), cudaMemcpyDeviceToHost));
         for (size_t i = 0; i < y1o.size(); ++i) y1o[i] = tof<T>(y1h[i]);
-        std::printf("  chunk 1: y %.2e m2_last %.2e (b0 %g vs %g)\n", relerr(y1r, y1o),
-                    relerr(m21r, m2c), m2c[0], m21r[0]);
+        std::printf("  chunk 1: y %.2e m2_last %.2e (b0 %g vs %g)\n", relerr(ref1.y, y1o),
+                    relerr(ref1.m2_last, m2c), m2c[0], ref1.m2_last[0]);
       }
       CK(cudaMemcpy(dcnt, cnt.data(), B * 8, cudaMemcpyHostToDevice));
       lb::FwdArgs a2 = a;
