@@ -96,6 +96,8 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # polls (``CLN_FWD_THREAD_SPIN``; GPU only; the default since session 39), and not.
         "fwd thread spin": {"CLN_FWD_THREAD_SPIN": True},
         "fwd no thread spin": {"CLN_FWD_THREAD_SPIN": False},
+        # Those polls' reloads as ld.relaxed.gpu instead of ld.volatile (CLN_FWD_SPIN_RELAXED).
+        "fwd spin relaxed": {"CLN_FWD_SPIN_RELAXED": True},
         # The 16-bit backward's dx by two FMAs after the product, its dy unpacked once for both
         # channel sums and once for both partials, the backward's divisions by div.approx.f32;
         # all three (the defaults since session 34); all three with the forward's; none.
