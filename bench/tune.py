@@ -68,7 +68,10 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         **{f"stagger fwd {us}us": {"CLN_FWD_STAGGER_NS": us * 1000} for us in range(1, 7)},
         # Every forward program's loads paced to this rate from a common start time (the zero
         # kernel's stamp) instead of the first wave's stagger.
-        **{f"pace {r}": {"CLN_FWD_PACE_GBPS": float(r)} for r in (3500, 4000, 4500, 5000, 6000)},
+        **{
+            f"pace {r}": {"CLN_FWD_PACE_GBPS": float(r)}
+            for r in (3500, 4000, 4500, 5000, 6000, 7000, 8000, 10000)
+        },
         # Every forward program prefetching into the L2 the rows of the tile this many waves of
         # resident programs later in its sequence (``CLN_FWD_PREFETCH``).
         **{f"prefetch {w:g}": {"CLN_FWD_PREFETCH": w} for w in (0.25, 0.5, 1.0, 2.0)},
@@ -96,8 +99,6 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # polls (``CLN_FWD_THREAD_SPIN``; GPU only; the default since session 39), and not.
         "fwd thread spin": {"CLN_FWD_THREAD_SPIN": True},
         "fwd no thread spin": {"CLN_FWD_THREAD_SPIN": False},
-        # Those polls' reloads as ld.relaxed.gpu instead of ld.volatile (CLN_FWD_SPIN_RELAXED).
-        "fwd spin relaxed": {"CLN_FWD_SPIN_RELAXED": True},
         # The 16-bit backward's dx by two FMAs after the product, its dy unpacked once for both
         # channel sums and once for both partials, the backward's divisions by div.approx.f32;
         # all three (the defaults since session 34); all three with the forward's; none.

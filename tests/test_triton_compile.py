@@ -119,7 +119,7 @@ def _direction_knobs(kernel: str) -> dict[str, object]:
         # test_cln_forward_compiles_unmerged compiles it off.
         # CLN_FWD_THREAD_SPIN (TSPIN, on by default on the GPU): off here, compiled on by
         # test_cln_forward_compiles_thread_spin.
-        fwd.update(PACK=False, FAST_DIV=False, MERGED=True, TSPIN=0, TSPIN_RELAXED=False)
+        fwd.update(PACK=False, FAST_DIV=False, MERGED=True, TSPIN=0)
         return {"ABLATE": 0, "TIMELINE": True, "STAGGER": True, "GDC": True, **fwd, **hints}
     # CLN_BWD_DX_FMA_16BIT, CLN_BWD_SHARE_16BIT, CLN_BWD_FAST_DIV: on where they apply (a packed
     # 16-bit tile; the division on the GPU), off here; test_cln_kernels_compile_spin compiles
@@ -239,14 +239,6 @@ def test_cln_forward_compiles_thread_spin(dtype, pairs, merged):
     merged prefix (4 words per thread in the merged vector, 2 in the closing tile's)."""
     threads = 32 * (2 if pairs else 4)  # _compile_target_fwd's warps
     _compile_target_fwd(dtype, pairs, MERGED=merged, TSPIN=threads)
-
-
-@pytest.mark.parametrize("dtype, pairs", [("fp32", 0), ("bf16", 1)])
-def test_cln_forward_compiles_thread_spin_relaxed(dtype, pairs):
-    """The per-thread polls with ``ld.relaxed.gpu`` reloads (``CLN_FWD_SPIN_RELAXED``): the
-    inline PTX assembles (1 and 4 words per thread, merged prefix)."""
-    threads = 32 * (2 if pairs else 4)
-    _compile_target_fwd(dtype, pairs, MERGED=True, TSPIN=threads, TSPIN_RELAXED=True)
 
 
 @pytest.mark.parametrize("dtype, pairs", [("fp32", 0), ("bf16", 1)])

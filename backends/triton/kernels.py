@@ -403,11 +403,6 @@ CLN_SPIN_NEAREST = False
 #: of words per thread; code at b5dadfd) lost: fwd+bwd +0.3 to +7.3 us, so the backward polls
 #: as before.
 CLN_FWD_THREAD_SPIN = True
-#: The per-thread polls' reloads (``CLN_FWD_THREAD_SPIN``) as ``ld.relaxed.gpu`` instead of
-#: ``ld.volatile`` (which PTX treats as relaxed at system scope, as Triton's volatile loads).
-#: The words are published by ``atom.relaxed.gpu`` exchanges on this device, so gpu scope is
-#: all a poll needs; the first load of the words stays ``ld.volatile``.
-CLN_FWD_SPIN_RELAXED = False
 #: Fewer instructions per value.  Why: ncu of the bf16 forward at (2, 128, 64000) has the SM
 #: schedulers issuing on 47 % of cycles with 2.7 warps each (0.26 for the loads and stores
 #: alone), about 24 instructions per value (ptxas: 3048 per thread of 128 values, 792 for the
@@ -722,12 +717,11 @@ def _spin_pause(SPIN: tl.constexpr):
         return 0
 
 
-def _ptx_spin_fwd(pack: int, ld: str = "volatile") -> str:
+def _ptx_spin_fwd(pack: int) -> str:
     """Inline PTX of ``_spin_thread`` for ``pack`` words per instance: operands $0.. the words
     returned, then the words as first loaded, then their addresses.  A word is ready when
     negative (``_pack_fwd``; masked-off lanes load as -1).  Only words not yet ready are
-    reloaded (``ld.<ld>.global``: ``volatile``, or ``relaxed.gpu``, ``CLN_FWD_SPIN_RELAXED``);
-    the labels are local to the braces, so that every inlined copy has its own."""
+    reloaded; the labels are local to the braces, so that every inlined copy has its own."""
     ks = range(pack)
     lines = ["{", f".reg .pred sp<{pack}>;", ".reg .pred sall;", f".reg .b64 sw<{pack}>;"]
     lines += [f"mov.b64 sw{k}, ${pack + k};" for k in ks]
@@ -736,7 +730,7 @@ def _ptx_spin_fwd(pack: int, ld: str = "volatile") -> str:
     lines.append("mov.pred sall, sp0;")
     lines += [f"and.pred sall, sall, sp{k};" for k in ks if k > 0]
     lines.append("@sall bra SPIN_DONE;")
-    lines += [f"@!sp{k} ld.{ld}.global.b64 sw{k}, [${2 * pack + k}];" for k in ks]
+    lines += [f"@!sp{k} ld.volatile.global.b64 sw{k}, [${2 * pack + k}];" for k in ks]
     lines += ["bra SPIN_WAIT;", "SPIN_DONE:"]
     lines += [f"mov.b64 ${k}, sw{k};" for k in ks]
     lines.append("}")
@@ -751,10 +745,6 @@ _PTX_SPIN_FWD_1 = tl.constexpr(_ptx_spin_fwd(1))
 _PTX_SPIN_FWD_2 = tl.constexpr(_ptx_spin_fwd(2))
 _PTX_SPIN_FWD_4 = tl.constexpr(_ptx_spin_fwd(4))
 _PTX_SPIN_FWD_8 = tl.constexpr(_ptx_spin_fwd(8))
-_PTX_SPIN_FWD_R1 = tl.constexpr(_ptx_spin_fwd(1, "relaxed.gpu"))
-_PTX_SPIN_FWD_R2 = tl.constexpr(_ptx_spin_fwd(2, "relaxed.gpu"))
-_PTX_SPIN_FWD_R4 = tl.constexpr(_ptx_spin_fwd(4, "relaxed.gpu"))
-_PTX_SPIN_FWD_R8 = tl.constexpr(_ptx_spin_fwd(8, "relaxed.gpu"))
 _SPIN_CONS_1 = tl.constexpr(_spin_constraints(1))
 _SPIN_CONS_2 = tl.constexpr(_spin_constraints(2))
 _SPIN_CONS_4 = tl.constexpr(_spin_constraints(4))
@@ -762,29 +752,11 @@ _SPIN_CONS_8 = tl.constexpr(_spin_constraints(8))
 
 
 @triton.jit
-def _spin_thread(w, ptrs, PK: tl.constexpr, RELAXED: tl.constexpr = False):
+def _spin_thread(w, ptrs, PK: tl.constexpr):
     """Forward words ``w`` (loaded from ``ptrs``), each thread re-loading its own words until
     every one of them is ready (``CLN_FWD_THREAD_SPIN``): one inline-PTX loop per PK words,
-    PK the words a thread holds, so that its reloads are in flight together.  ``RELAXED``:
-    the reloads as ``ld.relaxed.gpu`` instead of ``ld.volatile`` (``CLN_FWD_SPIN_RELAXED``)."""
-    if RELAXED:
-        if PK == 1:
-            w = tl.inline_asm_elementwise(
-                _PTX_SPIN_FWD_R1, _SPIN_CONS_1, [w, ptrs], dtype=tl.int64, is_pure=False, pack=1
-            )
-        elif PK == 2:
-            w = tl.inline_asm_elementwise(
-                _PTX_SPIN_FWD_R2, _SPIN_CONS_2, [w, ptrs], dtype=tl.int64, is_pure=False, pack=2
-            )
-        elif PK == 4:
-            w = tl.inline_asm_elementwise(
-                _PTX_SPIN_FWD_R4, _SPIN_CONS_4, [w, ptrs], dtype=tl.int64, is_pure=False, pack=4
-            )
-        else:
-            w = tl.inline_asm_elementwise(
-                _PTX_SPIN_FWD_R8, _SPIN_CONS_8, [w, ptrs], dtype=tl.int64, is_pure=False, pack=8
-            )
-    elif PK == 1:
+    PK the words a thread holds, so that its reloads are in flight together."""
+    if PK == 1:
         w = tl.inline_asm_elementwise(
             _PTX_SPIN_FWD_1, _SPIN_CONS_1, [w, ptrs], dtype=tl.int64, is_pure=False, pack=1
         )
@@ -804,15 +776,7 @@ def _spin_thread(w, ptrs, PK: tl.constexpr, RELAXED: tl.constexpr = False):
 
 
 @triton.jit
-def _spin_load(
-    ptr,
-    idx,
-    need,
-    FWD: tl.constexpr,
-    SPIN: tl.constexpr,
-    TS: tl.constexpr = 0,
-    RELAXED: tl.constexpr = False,
-):
+def _spin_load(ptr, idx, need, FWD: tl.constexpr, SPIN: tl.constexpr, TS: tl.constexpr = 0):
     """Load words ``ptr[idx]`` (a vector), re-loading until every ``need``-ed one is ready
     (SPIN ns apart, ``_spin_pause``).
 
@@ -826,7 +790,7 @@ def _spin_load(
     w = tl.load(ptr + idx, mask=need, other=other, volatile=True)
     if FWD and TS > 0:
         PK: tl.constexpr = max(1, min(8, idx.shape[0] // TS))
-        w = _spin_thread(w, ptr + idx, PK, RELAXED)
+        w = _spin_thread(w, ptr + idx, PK)
     else:
         rdy = tl.min(_ready(w, FWD).to(tl.int32), axis=0)
         while rdy == 0:
@@ -946,11 +910,10 @@ def _fwd_close_group(
     SPIN: tl.constexpr,
     FAST: tl.constexpr,
     TS: tl.constexpr = 0,
-    TSR: tl.constexpr = False,
 ):
     """Tile i closes its group: reduce the group's G aggregates and publish the group word."""
     lane = tl.arange(0, G)
-    w = _spin_load(t_ptr, i - (G - 1) + lane, lane >= 0, True, SPIN, TS, TSR)
+    w = _spin_load(t_ptr, i - (G - 1) + lane, lane >= 0, True, SPIN, TS)
     z = tl.zeros([], tl.float32)
     n, m, M = _fwd_fold_words(z, z, z, w, lane >= 0, C * 1.0 * BT, FAST)
     tl.atomic_xchg(g_ptr + i // G, _pack_fwd(m, M), sem="relaxed")
@@ -973,7 +936,6 @@ def _fwd_prefix(
     MERGED: tl.constexpr = False,
     goff=0,
     TS: tl.constexpr = 0,
-    TSR: tl.constexpr = False,
 ):
     """Exclusive prefix (count, mean, M2) of tile i: state, earlier groups, earlier tiles of
     its group (every tile before i is a full tile of C * BT values).  ``MERGED``
@@ -993,26 +955,26 @@ def _fwd_prefix(
         clast = (tl.maximum(gi - 1, 0) // CHUNK) * CHUNK  # the last round's first group
         for c0 in range(0, clast, CHUNK):
             j = c0 + lane
-            w = _spin_load(g_ptr, j, j < gi, True, SPIN, TS, TSR)
+            w = _spin_load(g_ptr, j, j < gi, True, SPIN, TS)
             pn, pm, pM = _fwd_fold_words(pn, pm, pM, w, j < gi, C * 1.0 * BT * G, FAST)
         lane2 = tl.arange(0, 2 * G)
         is_g = lane2 < G
         jg = clast + lane2
         jt = gi * G + lane2 - G
         need2 = tl.where(is_g, jg < gi, jt < i)
-        w2 = _spin_load(t_ptr, tl.where(is_g, goff + jg, jt), need2, True, SPIN, TS, TSR)
+        w2 = _spin_load(t_ptr, tl.where(is_g, goff + jg, jt), need2, True, SPIN, TS)
         wn = tl.where(is_g, C * 1.0 * BT * G, C * 1.0 * BT)
         pn, pm, pM = _fwd_fold_words(pn, pm, pM, w2, need2, wn, FAST)
     else:
         for c0 in range(0, gi, CHUNK):
             j = c0 + lane
             need = j < gi
-            w = _spin_load(g_ptr, j, need, True, SPIN, TS, TSR)
+            w = _spin_load(g_ptr, j, need, True, SPIN, TS)
             pn, pm, pM = _fwd_fold_words(pn, pm, pM, w, need, C * 1.0 * BT * G, FAST)
         lane_g = tl.arange(0, G)
         j = gi * G + lane_g
         need = j < i
-        w = _spin_load(t_ptr, j, need, True, SPIN, TS, TSR)
+        w = _spin_load(t_ptr, j, need, True, SPIN, TS)
         pn, pm, pM = _fwd_fold_words(pn, pm, pM, w, need, C * 1.0 * BT, FAST)
     return pn, pm, pM
 
@@ -1369,7 +1331,6 @@ def _cln_fwd_kernel(
     FAST_DIV: tl.constexpr = False,
     MERGED: tl.constexpr = False,
     TSPIN: tl.constexpr = 0,
-    TSPIN_RELAXED: tl.constexpr = False,
 ):
     b, i, j, s0, s1 = _tile_start(
         scr_ptr, B, NTB, stagger_ns, stagger_w, False, RUN, TICKET_ATOMIC, STAGGER, TIMELINE, GDC,
@@ -1464,7 +1425,7 @@ def _cln_fwd_kernel(
         an, am, aM = _last3(sn, sm, sM, BT)
         tl.atomic_xchg(t_ptr + i, _pack_fwd(am, aM), sem="relaxed")
         if i % G == G - 1:
-            _fwd_close_group(t_ptr, g_ptr, i, C, BT, G, SPIN, FAST_DIV, TSPIN, TSPIN_RELAXED)
+            _fwd_close_group(t_ptr, g_ptr, i, C, BT, G, SPIN, FAST_DIV, TSPIN)
     if TIMELINE:
         s2 = _stamp(aM)
     # gamma / beta read before the prefix wait (``CLN_FWD_AFFINE_EARLY``): their L2 round trip
@@ -1480,8 +1441,7 @@ def _cln_fwd_kernel(
         if NEAREST:  # the nearest earlier tile's word first (tile 0: its own, published)
             _spin_word(t_ptr + tl.maximum(i - 1, 0), True, SPIN)
         pn, pm, pM = _fwd_prefix(
-            t_ptr, g_ptr, i, C, cnt0, m0, M0, BT, G, CHUNK, SPIN, FAST_DIV, MERGED, goff, TSPIN,
-            TSPIN_RELAXED,
+            t_ptr, g_ptr, i, C, cnt0, m0, M0, BT, G, CHUNK, SPIN, FAST_DIV, MERGED, goff, TSPIN
         )  # fmt: skip
     if TIMELINE:
         s3 = _stamp(pM)
@@ -2493,7 +2453,6 @@ def cln_forward(
         FAST_DIV=CLN_FWD_FAST_DIV and x.device.type == "cuda",
         MERGED=_merged(p),
         TSPIN=32 * p.num_warps if CLN_FWD_THREAD_SPIN and x.device.type == "cuda" else 0,
-        TSPIN_RELAXED=CLN_FWD_SPIN_RELAXED,
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
         **_pdl_kw(pdl),
