@@ -9,7 +9,8 @@
 #      with that one line changed, built beside the tree's own extension (bench/gpu_ab.sh), and
 #      bench.tune's default alternates A (kPrefixU = 8), B (the tree), A, B, forward and
 #      fwd+bwd at the target shapes.
-#   OUT=out bash bench/gpu_s42.sh
+#   OUT=out bash bench/gpu_s42.sh   (at 327f41c: the relaxed knob and its tune variant were removed
+#                                     after this call, NOTES 43.1)
 set -uo pipefail
 rm -rf exp_a && mkdir exp_a && cp -r backends common bench exp_a/
 sed -i 's/^constexpr int kPrefixU = 4;/constexpr int kPrefixU = 8;/' \
