@@ -357,7 +357,8 @@ def test_stagger_leaves_the_output_unchanged(tdevice):
     T = shape[2]
     outs = {}
     for ns in (0, 3000):
-        with knobs(K, {"CLN_FWD_STAGGER_NS": ns}):
+        # Unpaced: float32 forwards are paced by default (CLN_FWD_PACE_GBPS_32BIT), not staggered.
+        with knobs(K, {"CLN_FWD_STAGGER_NS": ns, "CLN_FWD_PACE_GBPS_32BIT": 0}):
             p = K._cln_plan(x, forward=True)
             outs[ns] = _triton_cln_fwd(K, x, g, b)
             st = K._stagger_args(x, p, ns, "fwd")
@@ -390,7 +391,7 @@ def test_pace_leaves_the_output_unchanged(tdevice):
     b = torch.randn(shape[1], device=tdevice)
     outs = {}
     for gbps in (0.0, 4500.0):
-        with knobs(K, {"CLN_FWD_PACE_GBPS": gbps}):
+        with knobs(K, {"CLN_FWD_PACE_GBPS": gbps, "CLN_FWD_PACE_GBPS_32BIT": None}):
             p = K._cln_plan(x, forward=True)
             atomic = K._atomic_tickets(x, p)
             early = K._pdl_early(K._pdl(x), "fwd", atomic)
@@ -401,6 +402,22 @@ def test_pace_leaves_the_output_unchanged(tdevice):
             outs[gbps] = _triton_cln_fwd(K, x, g, b)
     for a, r in zip(outs[4500.0], outs[0.0], strict=True):
         assert torch.equal(a, r)
+
+
+def test_pace_rule():
+    """By default only 4-byte inputs are paced (``CLN_FWD_PACE_GBPS_32BIT``), 16-bit ones keep
+    the stagger; ``CLN_FWD_PACE_GBPS`` set paces every dtype, both at 0 pace none."""
+    from backends.triton import kernels as K
+    from bench.tune import knobs
+
+    x32 = torch.empty(2, 4, 8)
+    assert K._pace_gbps(x32) == K.CLN_FWD_PACE_GBPS_32BIT > 0
+    for dt in (torch.bfloat16, torch.float16):
+        assert K._pace_gbps(x32.to(dt)) == 0.0
+    with knobs(K, {"CLN_FWD_PACE_GBPS": 4500.0}):
+        assert K._pace_gbps(x32) == K._pace_gbps(x32.to(torch.bfloat16)) == 4500.0
+    with knobs(K, {"CLN_FWD_PACE_GBPS_32BIT": None}):
+        assert K._pace_gbps(x32) == 0.0
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)

@@ -351,8 +351,22 @@ CLN_STAGGER_MIN_WAVES = 2
 #: -0.5 to +0.2 us at the long-T shapes.  fwd+bwd: fp32 -0.6 to +0.5 us at 6000 and up to 2.5
 #: us slower at 4000, bf16 0.4-2.0 us slower at both; 3500 lost everywhere.  So a pace acts as
 #: a longer first-wave spread (as 4-6 us of stagger did, NOTES 32.1), not on the wait
-#: (nvidia-h200-s31c-tune-pace31-{1,2}.log).  Off.
+#: (nvidia-h200-s31c-tune-pace31-{1,2}.log).  Off for every dtype; see the next knob.
 CLN_FWD_PACE_GBPS = 0.0
+#: The pace of 4-byte inputs where ``CLN_FWD_PACE_GBPS`` is 0 (0 or None: none; then the
+#: stagger).  Measured again on the merged prefix and the per-thread polls (NOTES 43), float32,
+#: two rounds in one call, us, stagger 3 us (before) -> pace 5000 / 6000 / 7000 / 8000 GB/s:
+#: forward 40.1 / 40.1 -> 38.9-39.0 / 38.7 / 39.2-39.4 / 39.6-39.7 at (2, 128, 64000),
+#: 40.0 / 40.2 -> 39.1-39.4 / 39.0-39.3 / 39.5-40.1 / 39.6-40.0 at (4, 256, 16000),
+#: 75.7 / 75.8 -> 75.0-75.4 / 75.5 / 76.2 / 76.2-76.6 at (16, 512, 4000); fwd+bwd 107.5 / 108.0 ->
+#: 108.6-108.8 / 108.2 / 107.6-108.4 / 109.0-109.3, 107.2 / 107.5 -> 108.6-108.8 / 107.8-108.1 /
+#: 107.7-108.0 / 107.5-107.9, 203.6 / 203.7 -> 203.9-204.3 / 203.4-203.6 / 203.4-203.5 /
+#: 203.2-203.3.  A 5-us stagger instead: forward 38.9, 39.0-39.4, 75.7; fwd+bwd 108.7-108.9,
+#: 107.3-108.1, 202.6-203.0 (nvidia-h200-s42b-tune-pace42-{1,2}.log).  At 6000 the forward
+#: gains 1.0-1.4 us at long T and 0.2-0.3 at (16, 512, 4000), fwd+bwd costs 0.2-0.7 us or is
+#: even: on for 4-byte inputs.  16-bit inputs keep the stagger: a pace cost their forward 0.6-1.3
+#: us at (16, 512, 4000) and every fwd+bwd 0.4-2.0 us in session 31.
+CLN_FWD_PACE_GBPS_32BIT: float | None = 6000.0
 #: Each forward program prefetches into the L2 the rows of the tile this many waves of resident
 #: programs later in its own sequence (``cp.async.bulk.prefetch``; 0: off), so that the program
 #: which loads that tile finds it in the L2 and waits less on slow loads.  Slower everywhere
@@ -2332,14 +2346,29 @@ def _tiles_by_pid(atomic: bool) -> bool:
     return not atomic and CLN_TICKET_RUN == 1
 
 
+def _pace_gbps(x: Tensor) -> float:
+    """The forward's pace for ``x`` in GB/s: ``CLN_FWD_PACE_GBPS`` where set, else
+    ``CLN_FWD_PACE_GBPS_32BIT`` for 4-byte inputs; 0: none."""
+    if CLN_FWD_PACE_GBPS > 0:
+        return float(CLN_FWD_PACE_GBPS)
+    if x.element_size() == 4 and CLN_FWD_PACE_GBPS_32BIT:
+        return float(CLN_FWD_PACE_GBPS_32BIT)
+    return 0.0
+
+
 def _pace_ps(x: Tensor, p: _ClnPlan, atomic: bool, early: bool) -> int:
-    """Picoseconds between the paced starts of two forward programs (``CLN_FWD_PACE_GBPS``: a
-    tile's read + write bytes at that rate), or 0 (off: the knob at 0, tickets from the counter
-    or in runs, or no early chain, which is what orders the stamp before the programs' reads)."""
-    if CLN_FWD_PACE_GBPS <= 0 or not _tiles_by_pid(atomic) or not early:
+    """Picoseconds between the paced starts of two forward programs (``_pace_gbps``: a tile's
+    read + write bytes at that rate), or 0 (off: no pace for this dtype, the interpreter,
+    tickets from the counter or in runs, no early chain, which is what orders the stamp before
+    the programs' reads, or a grid of fewer than ``CLN_STAGGER_MIN_WAVES`` waves, as for the
+    stagger)."""
+    gbps = _pace_gbps(x)
+    if gbps <= 0 or x.device.type != "cuda" or not _tiles_by_pid(atomic) or not early:
+        return 0
+    if p.nt < CLN_STAGGER_MIN_WAVES * _first_wave(x, p, "fwd"):
         return 0
     tile_bytes = 2 * x.shape[1] * p.bt * x.element_size()
-    return max(1, round(tile_bytes * 1000.0 / CLN_FWD_PACE_GBPS))
+    return max(1, round(tile_bytes * 1000.0 / gbps))
 
 
 def _shared_kw(x: Tensor) -> dict[str, object]:
@@ -2457,7 +2486,7 @@ def cln_forward(
         maxnreg=p.maxnreg,
         **_pdl_kw(pdl),
     )
-    if st is not None:
+    if st is not None or pace_ps:
         _note_first_wave(x, p, "fwd", ck)
 
 
