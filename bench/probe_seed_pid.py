@@ -44,7 +44,7 @@ CONFIGS: dict[str, dict[str, object]] = {
             **PID,
             "CLN_STAGGER_MIN_WAVES": 0,
             "CLN_FWD_STAGGER_NS": ns,
-            "CLN_FWD_PACE_GBPS_32BIT": 0,  # staggered, not paced (the float32 default)
+            "CLN_FWD_PACE_GBPS_32BIT": 0,  # staggered, not paced
         }
         for ns in (500, 1000, 2000, 3000)
     },

@@ -191,7 +191,7 @@ def stagger(spreads: list[int], bw: float, shapes: list[tuple[int, ...]]) -> Non
             w = K._FIRST_WAVE.get(K._wave_key(x, K._cln_plan(x, True), "fwd"), "?")
             print(f"{shape} {name_d}: first wave {w} tickets", flush=True)
             for spread in [0, *spreads]:
-                # Staggered, not paced (the float32 default since session 42).
+                # Staggered, not paced (CLN_FWD_PACE_GBPS_32BIT would replace the stagger).
                 with knobs(K, {"CLN_FWD_STAGGER_NS": spread, "CLN_FWD_PACE_GBPS_32BIT": 0}):
                     for t in outs:  # poisoned: a launch that writes nothing must not pass
                         t.fill_(float("nan"))

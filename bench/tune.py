@@ -65,13 +65,15 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # programs per SM of twice the bytes, half the tickets and prefix waits per byte).
         "fwd16 tile16k": {"CLN_FWD_TILE": 16384},
         # The first wave of tickets spread over this many us (forward, backward, both).
-        # (Unpaced: 4-byte inputs are paced by default since session 42, which replaces the
-        # stagger; the other stagger variants below apply to 16-bit inputs and the backward.)
+        # (Unpaced: a pace, CLN_FWD_PACE_GBPS_32BIT, would replace the stagger.)
         **{
             f"stagger fwd {us}us": {"CLN_FWD_STAGGER_NS": us * 1000, "CLN_FWD_PACE_GBPS_32BIT": 0}
             for us in range(1, 7)
         },
-        # The forward's default before session 42 at 4-byte inputs: the 3-us stagger, no pace.
+        # 4-byte inputs paced at 6000 GB/s instead of the 3-us stagger (CLN_FWD_PACE_GBPS_32BIT;
+        # the default during session 42's third call, gpu_s42c.sh, where "no pace" was the
+        # stagger), and not paced.
+        "pace32 6000": {"CLN_FWD_PACE_GBPS_32BIT": 6000.0},
         "no pace": {"CLN_FWD_PACE_GBPS_32BIT": 0},
         # Every forward program's loads paced to this rate from a common start time (the zero
         # kernel's stamp) instead of the first wave's stagger.

@@ -100,8 +100,8 @@ def _direction_knobs(kernel: str) -> dict[str, object]:
     with its wait before its first load (``CLN_PDL_EARLY``), the backward with it after."""
     # CLN_TILE_EVICT, CLN_OUT_CACHE: none by default
     # CLN_FWD_AFFINE_EARLY, CLN_BWD_AFFINE_EARLY, CLN_SPIN_SLEEP_NS, CLN_SPIN_NEAREST (both
-    # directions), CLN_FWD_PREFETCH, CLN_FWD_FAST_DIV: off by default; CLN_FWD_PACE_GBPS(_32BIT):
-    # on for 4-byte inputs by default (test_cln_forward_compiles_paced compiles it);
+    # directions), CLN_FWD_PACE_GBPS(_32BIT), CLN_FWD_PREFETCH, CLN_FWD_FAST_DIV: off by default
+    # (test_cln_forward_compiles_paced compiles the pace);
     # CLN_FWD_EVEN, CLN_FWD_OUT_FMA_16BIT, CLN_PACK_ASM: on where they apply (a full tile, a
     # packed 16-bit tile on the GPU), off here; test_cln_kernels_compile_spin compiles them on.
     # (A constexpr left out here would be compiled as a runtime argument, both sides of its
@@ -194,9 +194,8 @@ def _compile_target_fwd(dtype: str, pairs: int, more_ints: dict | None = None, *
 
 @pytest.mark.parametrize("dtype, pairs", [("fp32", 0), ("bf16", 1)])
 def test_cln_forward_compiles_paced(dtype, pairs):
-    """The forward with its loads paced from the zero kernel's stamp (the default for 4-byte
-    inputs, ``CLN_FWD_PACE_GBPS_32BIT``; ``CLN_FWD_PACE_GBPS`` for any) at a target shape's
-    tile."""
+    """The forward with its loads paced from the zero kernel's stamp (``CLN_FWD_PACE_GBPS``,
+    ``CLN_FWD_PACE_GBPS_32BIT``; off by default) at a target shape's tile."""
     pace = {"pace_ps": 7661, "stamp_idx": 2032}
     _compile_target_fwd(dtype, pairs, pace, STAGGER=False, PACE=True)
 

@@ -357,7 +357,7 @@ def test_stagger_leaves_the_output_unchanged(tdevice):
     T = shape[2]
     outs = {}
     for ns in (0, 3000):
-        # Unpaced: float32 forwards are paced by default (CLN_FWD_PACE_GBPS_32BIT), not staggered.
+        # Unpaced (a pace, CLN_FWD_PACE_GBPS_32BIT, would replace the stagger).
         with knobs(K, {"CLN_FWD_STAGGER_NS": ns, "CLN_FWD_PACE_GBPS_32BIT": 0}):
             p = K._cln_plan(x, forward=True)
             outs[ns] = _triton_cln_fwd(K, x, g, b)
@@ -405,19 +405,19 @@ def test_pace_leaves_the_output_unchanged(tdevice):
 
 
 def test_pace_rule():
-    """By default only 4-byte inputs are paced (``CLN_FWD_PACE_GBPS_32BIT``), 16-bit ones keep
-    the stagger; ``CLN_FWD_PACE_GBPS`` set paces every dtype, both at 0 pace none."""
+    """No forward is paced by default; ``CLN_FWD_PACE_GBPS_32BIT`` paces 4-byte inputs only
+    (16-bit ones keep the stagger), ``CLN_FWD_PACE_GBPS`` every dtype (and wins)."""
     from backends.triton import kernels as K
     from bench.tune import knobs
 
     x32 = torch.empty(2, 4, 8)
-    assert K._pace_gbps(x32) == K.CLN_FWD_PACE_GBPS_32BIT > 0
-    for dt in (torch.bfloat16, torch.float16):
-        assert K._pace_gbps(x32.to(dt)) == 0.0
-    with knobs(K, {"CLN_FWD_PACE_GBPS": 4500.0}):
-        assert K._pace_gbps(x32) == K._pace_gbps(x32.to(torch.bfloat16)) == 4500.0
-    with knobs(K, {"CLN_FWD_PACE_GBPS_32BIT": None}):
-        assert K._pace_gbps(x32) == 0.0
+    dts = (torch.float32, torch.bfloat16, torch.float16)
+    assert all(K._pace_gbps(x32.to(dt)) == 0.0 for dt in dts)
+    with knobs(K, {"CLN_FWD_PACE_GBPS_32BIT": 6000.0}):
+        assert K._pace_gbps(x32) == 6000.0
+        assert K._pace_gbps(x32.to(torch.bfloat16)) == K._pace_gbps(x32.half()) == 0.0
+        with knobs(K, {"CLN_FWD_PACE_GBPS": 4500.0}):
+            assert K._pace_gbps(x32) == K._pace_gbps(x32.to(torch.bfloat16)) == 4500.0
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)

@@ -353,20 +353,23 @@ CLN_STAGGER_MIN_WAVES = 2
 #: a longer first-wave spread (as 4-6 us of stagger did, NOTES 32.1), not on the wait
 #: (nvidia-h200-s31c-tune-pace31-{1,2}.log).  Off for every dtype; see the next knob.
 CLN_FWD_PACE_GBPS = 0.0
-#: The pace of 4-byte inputs where ``CLN_FWD_PACE_GBPS`` is 0 (0 or None: none; then the
-#: stagger).  Measured again on the merged prefix and the per-thread polls (NOTES 43), float32,
-#: two rounds in one call, us, stagger 3 us (before) -> pace 5000 / 6000 / 7000 / 8000 GB/s:
-#: forward 40.1 / 40.1 -> 38.9-39.0 / 38.7 / 39.2-39.4 / 39.6-39.7 at (2, 128, 64000),
-#: 40.0 / 40.2 -> 39.1-39.4 / 39.0-39.3 / 39.5-40.1 / 39.6-40.0 at (4, 256, 16000),
-#: 75.7 / 75.8 -> 75.0-75.4 / 75.5 / 76.2 / 76.2-76.6 at (16, 512, 4000); fwd+bwd 107.5 / 108.0 ->
-#: 108.6-108.8 / 108.2 / 107.6-108.4 / 109.0-109.3, 107.2 / 107.5 -> 108.6-108.8 / 107.8-108.1 /
-#: 107.7-108.0 / 107.5-107.9, 203.6 / 203.7 -> 203.9-204.3 / 203.4-203.6 / 203.4-203.5 /
-#: 203.2-203.3.  A 5-us stagger instead: forward 38.9, 39.0-39.4, 75.7; fwd+bwd 108.7-108.9,
-#: 107.3-108.1, 202.6-203.0 (nvidia-h200-s42b-tune-pace42-{1,2}.log).  At 6000 the forward
-#: gains 1.0-1.4 us at long T and 0.2-0.3 at (16, 512, 4000), fwd+bwd costs 0.2-0.7 us or is
-#: even: on for 4-byte inputs.  16-bit inputs keep the stagger: a pace cost their forward 0.6-1.3
-#: us at (16, 512, 4000) and every fwd+bwd 0.4-2.0 us in session 31.
-CLN_FWD_PACE_GBPS_32BIT: float | None = 6000.0
+#: The pace of 4-byte inputs where ``CLN_FWD_PACE_GBPS`` is 0 (0 or None: none, the stagger).
+#: Measured again on the merged prefix and the per-thread polls (NOTES 43), float32, bench.tune,
+#: us, stagger 3 us -> pace 5000 / 6000 / 7000 GB/s.  A first call, two rounds: forward
+#: 40.1 / 40.1 -> 38.9-39.0 / 38.7 / 39.2-39.4 at (2, 128, 64000), 40.0 / 40.2 -> 39.1-39.4 /
+#: 39.0-39.3 / 39.5-40.1 at (4, 256, 16000), 75.7 / 75.8 -> 75.0-75.4 / 75.5 / 76.2 at
+#: (16, 512, 4000); fwd+bwd 107.5 / 108.0 -> 108.6-108.8 / 108.2 / 107.6-108.4, 107.2 / 107.5 ->
+#: 108.6-108.8 / 107.8-108.1 / 107.7-108.0, 203.6 / 203.7 -> 203.9-204.3 / 203.4-203.6 /
+#: 203.4-203.5 (nvidia-h200-s42b-tune-pace42-{1,2}.log; a 5-us stagger alike).  A second call
+#: with 6000 as the default, two rounds: forward 40.2 / 40.3 -> 39.0 / 38.9, 40.0 / 39.8 ->
+#: 39.4 / 39.2, 75.6 -> 75.0; fwd+bwd 108.0 / 108.5 -> 109.6 / 108.9 (0.699 of copy in the first
+#: round, the 0.70 target's line), 107.7 / 107.4 -> 108.3 / 108.4, 203.2-203.6 -> 203.0
+#: (nvidia-h200-s42c-tune-pace42c-{1,2}.log).  So the forward alone gains 0.6-1.4 us (0.77 ->
+#: 0.79 at long T, still short of 0.80) and a following backward loses 0.4-1.6 us: off by
+#: default.  For forward-only work at long T (inference) 6000 is the setting to take.  16-bit
+#: inputs: every pace lost (5000 / 7000: bf16 forward +0.2 to +1.3 us at (2, 128, 64000),
+#: fwd+bwd +1.1 to +3.8 us, same call).
+CLN_FWD_PACE_GBPS_32BIT: float | None = None
 #: Each forward program prefetches into the L2 the rows of the tile this many waves of resident
 #: programs later in its own sequence (``cp.async.bulk.prefetch``; 0: off), so that the program
 #: which loads that tile finds it in the L2 and waits less on slow loads.  Slower everywhere
