@@ -362,13 +362,14 @@ CLN_FWD_PACE_GBPS = 0.0
 #: 108.6-108.8 / 107.8-108.1 / 107.7-108.0, 203.6 / 203.7 -> 203.9-204.3 / 203.4-203.6 /
 #: 203.4-203.5 (nvidia-h200-s42b-tune-pace42-{1,2}.log; a 5-us stagger alike).  A second call
 #: with 6000 as the default, two rounds: forward 40.2 / 40.3 -> 39.0 / 38.9, 40.0 / 39.8 ->
-#: 39.4 / 39.2, 75.6 -> 75.0; fwd+bwd 108.0 / 108.5 -> 109.6 / 108.9 (0.699 of copy in the first
-#: round, the 0.70 target's line), 107.7 / 107.4 -> 108.3 / 108.4, 203.2-203.6 -> 203.0
-#: (nvidia-h200-s42c-tune-pace42c-{1,2}.log).  So the forward alone gains 0.6-1.4 us (0.77 ->
-#: 0.79 at long T, still short of 0.80) and a following backward loses 0.4-1.6 us: off by
-#: default.  For forward-only work at long T (inference) 6000 is the setting to take.  16-bit
-#: inputs: every pace lost (5000 / 7000: bf16 forward +0.2 to +1.3 us at (2, 128, 64000),
-#: fwd+bwd +1.1 to +3.8 us, same call).
+#: 39.4 / 39.2, 75.7 / 75.6 -> 75.0 / 75.0; fwd+bwd 108.0 / 108.5 -> 109.6 / 108.9 (0.699 of
+#: copy in the first round, the 0.70 target's line), 107.7 / 107.4 -> 108.3 / 108.4, 203.6 /
+#: 203.2 -> 203.3 / 203.0 (nvidia-h200-s42c-tune-pace42c-{1,2}.log).  So the forward alone
+#: gains 0.6-1.4 us (0.77 -> 0.79 at long T, still short of 0.80) and fwd+bwd loses 0.4-1.6 us
+#: at long T: off by default (the forward cannot tell whether a backward follows).  For
+#: forward-only work at long T (inference) 6000 is the setting to take.  16-bit inputs, same
+#: call, no pace -> 5000 / 7000: forward -0.6 to +1.2 us (faster only at (4, 256, 16000), 25.5
+#: -> 24.9-25.0 at 5000), fwd+bwd 0.8-3.3 us slower everywhere.
 CLN_FWD_PACE_GBPS_32BIT: float | None = None
 #: Each forward program prefetches into the L2 the rows of the tile this many waves of resident
 #: programs later in its own sequence (``cp.async.bulk.prefetch``; 0: off), so that the program
