@@ -333,7 +333,7 @@ CLN_PID_MIN_TILES_PER_SM = 8
 #: (nvidia-h200-s24-tune-bwd-{1,2}.log, nvidia-h200-s24b-tune-bwd-{1,2}.log).
 CLN_FWD_STAGGER_NS = 3000
 CLN_BWD_STAGGER_NS = 4000
-#: Only grids of at least this many first waves are staggered (a grid of one wave has no
+#: Only grids of at least this many first waves are staggered or paced (a grid of one wave has no
 #: convoy to break, and the spread would delay all of it: the (80, 64, 301) seed's 400 tiles
 #: are one wave on the H200).
 CLN_STAGGER_MIN_WAVES = 2
@@ -2237,16 +2237,22 @@ def _first_wave(x: Tensor, p: _ClnPlan, direction: str) -> int:
     return _wave_size(x, p, p.maxnreg or 255, 0) if w is None else w
 
 
+def _spread_wave(x: Tensor, p: _ClnPlan, direction: str) -> int | None:
+    """The first wave W of a launch whose starts may be spread (the stagger, the forward's
+    pace), or None where the grid has fewer than ``CLN_STAGGER_MIN_WAVES`` waves: there is no
+    convoy to break, and a spread would delay all of it."""
+    w = _first_wave(x, p, direction)
+    return None if p.nt < CLN_STAGGER_MIN_WAVES * w else w
+
+
 def _stagger_args(x: Tensor, p: _ClnPlan, ns: int, direction: str) -> tuple[int, int] | None:
     """(ns between tickets, first-wave tickets W) of a cLN launch, or None (off: ``ns`` 0, the
     interpreter, tickets in runs, where it was never measured, or a grid of one wave or
     less)."""
     if not ns or x.device.type != "cuda" or CLN_TICKET_RUN != 1:
         return None
-    w = _first_wave(x, p, direction)
-    if p.nt < CLN_STAGGER_MIN_WAVES * w:
-        return None
-    return max(1, ns // w), w
+    w = _spread_wave(x, p, direction)
+    return None if w is None else (max(1, ns // w), w)
 
 
 def _stagger_kw(st: tuple[int, int] | None) -> dict[str, object]:
@@ -2369,7 +2375,7 @@ def _pace_ps(x: Tensor, p: _ClnPlan, atomic: bool, early: bool) -> int:
     gbps = _pace_gbps(x)
     if gbps <= 0 or x.device.type != "cuda" or not _tiles_by_pid(atomic) or not early:
         return 0
-    if p.nt < CLN_STAGGER_MIN_WAVES * _first_wave(x, p, "fwd"):
+    if _spread_wave(x, p, "fwd") is None:
         return 0
     tile_bytes = 2 * x.shape[1] * p.bt * x.element_size()
     return max(1, round(tile_bytes * 1000.0 / gbps))
