@@ -45,6 +45,7 @@ CONFIGS: dict[str, dict[str, object]] = {
             "CLN_STAGGER_MIN_WAVES": 0,
             "CLN_FWD_STAGGER_NS": ns,
             "CLN_FWD_PACE_GBPS_32BIT": 0,  # staggered, not paced
+            "CLN_FWD_ALONE_PACE_GBPS_32BIT": 0,
         }
         for ns in (500, 1000, 2000, 3000)
     },

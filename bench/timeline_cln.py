@@ -33,7 +33,7 @@ import torch
 from backends.triton import kernels as K
 from bench.shapes import fmt_shape, parse_shape
 from bench.timing import copy_bandwidth
-from bench.tune import knobs, t_ms
+from bench.tune import NO_PACE, knobs, t_ms
 
 SHAPES = [(16, 512, 4000), (4, 256, 16000), (2, 128, 64000)]
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
@@ -191,8 +191,8 @@ def stagger(spreads: list[int], bw: float, shapes: list[tuple[int, ...]]) -> Non
             w = K._FIRST_WAVE.get(K._wave_key(x, K._cln_plan(x, True), "fwd"), "?")
             print(f"{shape} {name_d}: first wave {w} tickets", flush=True)
             for spread in [0, *spreads]:
-                # Staggered, not paced (CLN_FWD_PACE_GBPS_32BIT would replace the stagger).
-                with knobs(K, {"CLN_FWD_STAGGER_NS": spread, "CLN_FWD_PACE_GBPS_32BIT": 0}):
+                # Staggered, not paced (a pace would replace the stagger).
+                with knobs(K, {"CLN_FWD_STAGGER_NS": spread, **NO_PACE}):
                     for t in outs:  # poisoned: a launch that writes nothing must not pass
                         t.fill_(float("nan"))
                     call()

@@ -33,6 +33,9 @@ from bench.timing import copy_bandwidth, side_stream, time_steps
 from common.testing import assert_close
 
 MODULES = {"triton": "backends.triton.kernels", "cuda_ext": "backends.cuda_ext.kernels"}
+#: The Triton forward staggered, never paced: neither every 4-byte forward nor one that no
+#: backward follows (``CLN_FWD_PACE_GBPS_32BIT``, ``CLN_FWD_ALONE_PACE_GBPS_32BIT``).
+NO_PACE = {"CLN_FWD_PACE_GBPS_32BIT": 0, "CLN_FWD_ALONE_PACE_GBPS_32BIT": 0}
 
 CLN_SHAPES = [(16, 512, 4000), (4, 256, 16000), (2, 128, 64000)]
 RMS_SHAPES = [(32768, 4096), (16384, 8192), (2048, 4096)]
@@ -65,16 +68,25 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # programs per SM of twice the bytes, half the tickets and prefix waits per byte).
         "fwd16 tile16k": {"CLN_FWD_TILE": 16384},
         # The first wave of tickets spread over this many us (forward, backward, both).
-        # (Unpaced: a pace, CLN_FWD_PACE_GBPS_32BIT, would replace the stagger.)
+        # (Unpaced: a pace would replace the stagger.)
         **{
-            f"stagger fwd {us}us": {"CLN_FWD_STAGGER_NS": us * 1000, "CLN_FWD_PACE_GBPS_32BIT": 0}
+            f"stagger fwd {us}us": {"CLN_FWD_STAGGER_NS": us * 1000, **NO_PACE}
             for us in range(1, 7)
         },
         # 4-byte inputs paced at 6000 GB/s instead of the 3-us stagger (CLN_FWD_PACE_GBPS_32BIT;
         # the default during session 42's third call, gpu_s42c.sh, where "no pace" was the
         # stagger), and not paced.
         "pace32 6000": {"CLN_FWD_PACE_GBPS_32BIT": 6000.0},
-        "no pace": {"CLN_FWD_PACE_GBPS_32BIT": 0},
+        "no pace": NO_PACE,
+        # A forward no backward follows (bench.tune's fwd mode: torch.no_grad) as it was before
+        # session 43: its per-frame statistics written, the stagger instead of its own pace
+        # (CLN_FWD_ALONE_PACE_GBPS_32BIT); then the two apart.
+        "stats always": {"_DIAG_FWD_STATS_ALWAYS": True},
+        "alone unpaced": {"CLN_FWD_ALONE_PACE_GBPS_32BIT": 0},
+        **{
+            f"alone pace {r}": {"CLN_FWD_ALONE_PACE_GBPS_32BIT": float(r)}
+            for r in (5000, 7000)
+        },
         # Every forward program's loads paced to this rate from a common start time (the zero
         # kernel's stamp) instead of the first wave's stagger.
         **{

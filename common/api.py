@@ -128,29 +128,37 @@ class _ClnFunction(torch.autograd.Function):
         count: Tensor | None,
         mean0: Tensor | None,
         m2_0: Tensor | None,
+        stats: bool,
     ) -> tuple[Tensor, Tensor, Tensor]:
         B, C, T = x.shape
         acc = acc_dtype(x.dtype)
         y = _out((B, C, T), x.dtype, x.device)
-        mean = _out((B, T), acc, x.device)
-        rstd = _out((B, T), acc, x.device)
+        # The per-frame statistics only feed the backward: without one to follow, the kernel
+        # neither writes them (2 x 4 bytes a frame) nor keeps its schedule fit for a backward.
+        mean = _out((B, T), acc, x.device) if stats else None
+        rstd = _out((B, T), acc, x.device) if stats else None
         m2_last = _out((B,), acc, x.device)
+        mean_last = _out((B,), acc, x.device)
         state = None if count is None else (count, mean0, m2_0)
         with _on_device(x.device):
-            spec.kernels().cln_forward(x, gamma, beta, eps, state, y, mean, rstd, m2_last)
+            spec.kernels().cln_forward(
+                x, gamma, beta, eps, state, y, mean, rstd, m2_last, mean_last=mean_last
+            )
         ctx.spec = spec
         ctx.param_dtypes = (
             None if gamma is None else gamma.dtype,
             None if beta is None else beta.dtype,
         )
         ctx.save_for_backward(x, gamma, mean, rstd, count)
-        ctx.mark_non_differentiable(mean, m2_last)
-        return y, mean, m2_last
+        ctx.mark_non_differentiable(mean_last, m2_last)
+        return y, mean_last, m2_last
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, dy: Tensor, _dmean: Tensor, _dm2: Tensor):  # type: ignore[override]
         x, gamma, mean, rstd, count = ctx.saved_tensors
+        if mean is None:  # cln() asks for the statistics whenever an input needs a gradient
+            raise RuntimeError("cln: backward through a forward that kept no statistics")
         spec: BackendSpec = ctx.spec
         acc = acc_dtype(x.dtype)  # cln_bwd support was checked before the forward ran
         C = x.shape[1]
@@ -168,7 +176,7 @@ class _ClnFunction(torch.autograd.Function):
             dbeta = dbeta.to(bdt)
         if not ctx.needs_input_grad[0]:
             dx = None
-        return dx, dgamma, dbeta, None, None, None, None, None
+        return dx, dgamma, dbeta, None, None, None, None, None, None
 
 
 def cln(
@@ -216,7 +224,8 @@ def cln(
     spec = select_backend(backend, "cln_fwd", x.dtype, x.device)
     if state is not None and not spec.streaming:
         raise UnsupportedError(f"backend {spec.name!r} does not support streaming state")
-    if _needs_grad(x, gamma, beta):
+    stats = _needs_grad(x, gamma, beta)
+    if stats:
         check_support(spec, "cln_bwd", x.dtype, x.device)
 
     if B == 0 or T == 0:
@@ -232,7 +241,7 @@ def cln(
         mean0 = state.mean.detach().to(acc).contiguous()
         m2_0 = state.m2.detach().to(acc).contiguous()
 
-    y, mean, m2_last = _ClnFunction.apply(
+    y, mean_last, m2_last = _ClnFunction.apply(
         x.contiguous(),
         _kernel_param(gamma, x),
         _kernel_param(beta, x),
@@ -241,11 +250,12 @@ def cln(
         count,
         mean0,
         m2_0,
+        stats,
     )
     if not return_state:
         return y
     prev = count if count is not None else torch.zeros(B, dtype=torch.int64, device=x.device)
-    new_state = ClnState(prev + C * T, mean[:, -1].detach().clone(), m2_last.detach())
+    new_state = ClnState(prev + C * T, mean_last.detach(), m2_last.detach())
     return y, new_state
 
 

@@ -53,9 +53,10 @@ def cln_forward(
     eps: float,
     state: ClnStateTuple | None,
     y: Tensor,
-    mean: Tensor,
-    rstd: Tensor,
+    mean: Tensor | None,
+    rstd: Tensor | None,
     m2_last: Tensor,
+    mean_last: Tensor | None = None,
 ) -> None:
     acc = acc_dtype(x.dtype)
     B, C, T = x.shape
@@ -76,9 +77,12 @@ def cln_forward(
     if beta is not None:
         out = out + beta.to(acc)[:, None]
     y.copy_(out)
-    mean.copy_(m)
-    rstd.copy_(r)
+    if mean is not None and rstd is not None:
+        mean.copy_(m)
+        rstd.copy_(r)
     m2_last.copy_(M[:, -1])
+    if mean_last is not None:
+        mean_last.copy_(m[:, -1])
 
 
 def cln_backward(

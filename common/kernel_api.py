@@ -25,7 +25,7 @@ Conventions
 
 cLN, ``x`` of shape ``(B, C, T)``
 ---------------------------------
-``cln_forward(x, gamma, beta, eps, state, y, mean, rstd, m2_last) -> None``
+``cln_forward(x, gamma, beta, eps, state, y, mean, rstd, m2_last, mean_last=None) -> None``
     ``x`` contiguous.  ``state`` is ``None`` (the sequence starts here) or a
     tuple ``(count, mean0, m2_0)``: ``count`` int64 ``(B,)`` (how many values,
     C * frames, came before; may be 0), ``mean0`` and ``m2_0`` acc ``(B,)``,
@@ -33,8 +33,14 @@ cLN, ``x`` of shape ``(B, C, T)``
     ``y`` like ``x``; ``mean`` and ``rstd`` acc ``(B, T)``: mu_t and
     1/sqrt(var_t + eps) of every frame (the history included); ``m2_last``
     acc ``(B,)``: the sum of squared deviations over everything up to and
-    including the last frame (the new state's M).  Statistics combine with
-    the parallel (Chan) rule of DESIGN.md, never E[x^2] - E[x]^2.
+    including the last frame (the new state's M); ``mean_last`` acc ``(B,)``
+    or ``None``: mu at the last frame (the new state's mean), written when
+    given.  ``mean`` and ``rstd`` are both ``None`` when no backward will
+    follow (``common`` passes them only when an input needs a gradient): the
+    kernel then writes no per-frame statistics, and may schedule itself for a
+    forward alone.  ``common`` always passes ``mean_last``.  Statistics
+    combine with the parallel (Chan) rule of DESIGN.md, never
+    E[x^2] - E[x]^2.
 
 ``cln_backward(dy, x, gamma, mean, rstd, count, dx, dgamma, dbeta) -> None``
     ``dy`` and ``x`` contiguous ``(B, C, T)``; ``mean``/``rstd`` as returned
@@ -83,9 +89,10 @@ class KernelModule(Protocol):
         eps: float,
         state: ClnStateTuple | None,
         y: Tensor,
-        mean: Tensor,
-        rstd: Tensor,
+        mean: Tensor | None,
+        rstd: Tensor | None,
         m2_last: Tensor,
+        mean_last: Tensor | None = None,
     ) -> None: ...
 
     def cln_backward(

@@ -169,6 +169,29 @@ def test_large_shapes_gpu(backend, device, shape, dtype):
         )
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_forward_alone_matches_forward_for_training(backend, device, dtype):
+    """A forward no backward follows (``torch.no_grad``: the kernel gets no per-frame
+    statistics to write and may schedule itself for a forward alone) gives bitwise the output
+    and the streaming state of one that keeps them for a backward.  On the GPU at a grid of
+    several waves, where the Triton float32 forward alone is paced."""
+    _skip_unsupported(backend, dtype, device, "cln_fwd")
+    shape = (4, 128, 32768) if device.type == "cuda" else (2, 8, 130)
+    g, seed = harness.new_generator()
+    x = harness.randn(shape, dtype, device, g, 3.0)
+    gamma = 1 + 0.5 * harness.randn((shape[1],), torch.float32, device, g)
+    beta = harness.randn((shape[1],), torch.float32, device, g)
+    with torch.no_grad():
+        y0, s0 = common.cln(x, gamma, beta, backend=backend, return_state=True)
+    xg = x.clone().requires_grad_(True)
+    y1, s1 = common.cln(xg, gamma, beta, backend=backend, return_state=True)
+    assert y1.requires_grad and not y0.requires_grad
+    pairs = [("y", y0, y1.detach())]
+    pairs += [(f, getattr(s0, f), getattr(s1, f)) for f in ("count", "mean", "m2")]
+    for name, a, b in pairs:
+        assert torch.equal(a, b), f"{name} differs [{backend} {shape} {dtype} seed={seed}]"
+
+
 def test_module_streaming_and_state_dict(backend, device):
     _skip_unsupported(backend, torch.float32, device, "cln_fwd")
     m = common.CumulativeLayerNorm(6, backend=backend).to(device)

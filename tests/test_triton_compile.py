@@ -121,6 +121,9 @@ def _direction_knobs(kernel: str) -> dict[str, object]:
         # CLN_FWD_THREAD_SPIN (TSPIN, on by default on the GPU): off here, compiled on by
         # test_cln_forward_compiles_thread_spin.
         fwd.update(PACK=False, FAST_DIV=False, MERGED=True, TSPIN=0)
+        # With its per-frame statistics stored, as a forward a backward follows; the forward
+        # alone (STATS=False) is compiled by test_cln_forward_compiles_alone / _paced.
+        fwd.update(STATS=True, HAS_MLAST=True)
         return {"ABLATE": 0, "TIMELINE": True, "STAGGER": True, "GDC": True, **fwd, **hints}
     # CLN_BWD_DX_FMA_16BIT, CLN_BWD_SHARE_16BIT, CLN_BWD_FAST_DIV: on where they apply (a packed
     # 16-bit tile; the division on the GPU), off here; test_cln_kernels_compile_spin compiles
@@ -194,10 +197,18 @@ def _compile_target_fwd(dtype: str, pairs: int, more_ints: dict | None = None, *
 
 @pytest.mark.parametrize("dtype, pairs", [("fp32", 0), ("bf16", 1)])
 def test_cln_forward_compiles_paced(dtype, pairs):
-    """The forward with its loads paced from the zero kernel's stamp (``CLN_FWD_PACE_GBPS``,
-    ``CLN_FWD_PACE_GBPS_32BIT``; off by default) at a target shape's tile."""
+    """The forward with its loads paced from the zero kernel's stamp at a target shape's tile:
+    as a float32 forward no backward follows is by default (``CLN_FWD_ALONE_PACE_GBPS_32BIT``,
+    no per-frame statistics stored), and as ``CLN_FWD_PACE_GBPS`` would pace bf16."""
     pace = {"pace_ps": 7661, "stamp_idx": 2032}
-    _compile_target_fwd(dtype, pairs, pace, STAGGER=False, PACE=True)
+    _compile_target_fwd(dtype, pairs, pace, STAGGER=False, PACE=True, STATS=False)
+
+
+@pytest.mark.parametrize("dtype, pairs", [("fp32", 0), ("bf16", 1)])
+def test_cln_forward_compiles_alone(dtype, pairs):
+    """The forward no backward follows, staggered (bf16's default; fp32 with its pace off):
+    no per-frame statistics stored, the last frame's mean for the state."""
+    _compile_target_fwd(dtype, pairs, STATS=False)
 
 
 @pytest.mark.parametrize("dtype, pairs", [("bf16", 1), ("fp16", 2)])

@@ -405,14 +405,20 @@ def test_pace_leaves_the_output_unchanged(tdevice):
 
 
 def test_pace_rule():
-    """No forward is paced by default; ``CLN_FWD_PACE_GBPS_32BIT`` paces 4-byte inputs only
+    """By default only a 4-byte forward that no backward follows is paced
+    (``CLN_FWD_ALONE_PACE_GBPS_32BIT``); ``CLN_FWD_PACE_GBPS_32BIT`` paces every 4-byte forward
     (16-bit ones keep the stagger), ``CLN_FWD_PACE_GBPS`` every dtype (and wins)."""
     from backends.triton import kernels as K
-    from bench.tune import knobs
+    from bench.tune import NO_PACE, knobs
 
     x32 = torch.empty(2, 4, 8)
     dts = (torch.float32, torch.bfloat16, torch.float16)
     assert all(K._pace_gbps(x32.to(dt)) == 0.0 for dt in dts)
+    alone = K.CLN_FWD_ALONE_PACE_GBPS_32BIT
+    assert alone and K._pace_gbps(x32, alone=True) == alone
+    assert K._pace_gbps(x32.half(), alone=True) == K._pace_gbps(x32.bfloat16(), alone=True) == 0
+    with knobs(K, NO_PACE):
+        assert all(K._pace_gbps(x32.to(dt), alone=True) == 0.0 for dt in dts)
     with knobs(K, {"CLN_FWD_PACE_GBPS_32BIT": 6000.0}):
         assert K._pace_gbps(x32) == 6000.0
         assert K._pace_gbps(x32.to(torch.bfloat16)) == K._pace_gbps(x32.half()) == 0.0

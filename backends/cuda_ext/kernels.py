@@ -274,9 +274,10 @@ def cln_forward(
     eps: float,
     state: ClnStateTuple | None,
     y: Tensor,
-    mean: Tensor,
-    rstd: Tensor,
+    mean: Tensor | None,
+    rstd: Tensor | None,
     m2_last: Tensor,
+    mean_last: Tensor | None = None,
 ) -> None:
     count0, mean0, m2_0 = state if state is not None else (None, None, None)
     _ext(x).cln_forward(
@@ -299,6 +300,7 @@ def cln_forward(
         CLN_STREAM_TMA,
         CLN_PDL,
         CLN_PREFIX_SPIN,
+        mean_last,
     )
 
 

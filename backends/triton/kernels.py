@@ -371,6 +371,11 @@ CLN_FWD_PACE_GBPS = 0.0
 #: call, no pace -> 5000 / 7000: forward -0.6 to +1.2 us (faster only at (4, 256, 16000), 25.5
 #: -> 24.9-25.0 at 5000), fwd+bwd 0.8-3.3 us slower everywhere.
 CLN_FWD_PACE_GBPS_32BIT: float | None = None
+#: The pace of 4-byte forwards that no backward follows (``cln_forward`` given no ``mean`` /
+#: ``rstd``: ``common.cln`` under ``torch.no_grad`` or with no input needing a gradient), where
+#: neither knob above is set; 0 or None: the stagger.  The knob above found the pace to help a
+#: forward alone and to cost the backward right behind it; this takes it only where none follows.
+CLN_FWD_ALONE_PACE_GBPS_32BIT: float | None = 6000.0
 #: Each forward program prefetches into the L2 the rows of the tile this many waves of resident
 #: programs later in its own sequence (``cp.async.bulk.prefetch``; 0: off), so that the program
 #: which loads that tile finds it in the L2 and waits less on slow loads.  Slower everywhere
@@ -612,6 +617,9 @@ _DIAG_ABLATE_BWD = 0
 #: The same as ``_DIAG_TIMELINE`` for the cLN backward: per tile its SM and five stamps (start,
 #: ticket taken, the tile's sums known, suffix known, dx issued) and (b, i).
 _DIAG_TIMELINE_BWD: Tensor | None = None
+#: Diagnostics only (bench.tune's "stats always"): a forward given no ``mean`` / ``rstd`` writes
+#: them anyway (into scratch) and is scheduled as one a backward follows, as before session 43.
+_DIAG_FWD_STATS_ALWAYS = False
 
 # Offset (in int64 words) of the published words after the ticket counter: its own 128-B line.
 _SCR_OFF = 16
@@ -1302,6 +1310,7 @@ def _cln_fwd_kernel(
     mean_ptr,
     rstd_ptr,
     m2_ptr,
+    mlast_ptr,
     cnt_ptr,
     m0_ptr,
     M0_ptr,
@@ -1349,6 +1358,8 @@ def _cln_fwd_kernel(
     FAST_DIV: tl.constexpr = False,
     MERGED: tl.constexpr = False,
     TSPIN: tl.constexpr = 0,
+    STATS: tl.constexpr = True,
+    HAS_MLAST: tl.constexpr = False,
 ):
     b, i, j, s0, s1 = _tile_start(
         scr_ptr, B, NTB, stagger_ns, stagger_w, False, RUN, TICKET_ATOMIC, STAGGER, TIMELINE, GDC,
@@ -1467,11 +1478,14 @@ def _cln_fwd_kernel(
     # ---- per-frame final statistics and the output ----------------------------------
     inn, inm, inM = _chan_div(pn, pm, pM, an, am, aM, FAST_DIV)
     tl.store(m2_ptr + b, inM, mask=i == NTB - 1)
+    if HAS_MLAST:  # padding frames are identities: the tile's inclusive mean is frame T - 1's
+        tl.store(mlast_ptr + b, inm, mask=i == NTB - 1)
     n_t, m_t, M_t = _chan_div(pn, pm, pM, sn, sm, sM, FAST_DIV)
     r_t = _fdiv(1.0, tl.sqrt(_fdiv(M_t, tl.maximum(n_t, 1.0), FAST_DIV) + eps), FAST_DIV)
-    st_offs = b64 * T + offs_t
-    tl.store(mean_ptr + st_offs, m_t, mask=tmask)
-    tl.store(rstd_ptr + st_offs, r_t, mask=tmask)
+    if STATS:  # only a backward reads them (``cln_forward``'s ``mean`` / ``rstd``)
+        st_offs = b64 * T + offs_t
+        tl.store(mean_ptr + st_offs, m_t, mask=tmask)
+        tl.store(rstd_ptr + st_offs, r_t, mask=tmask)
     for cb in range(NUM_CB):
         cc, cmask, mask, offs = _cblock(cb, offs_c, offs_t, tmask, C, T, BLOCK_C)
         if NUM_CB != 1:
@@ -2356,23 +2370,26 @@ def _tiles_by_pid(atomic: bool) -> bool:
     return not atomic and CLN_TICKET_RUN == 1
 
 
-def _pace_gbps(x: Tensor) -> float:
+def _pace_gbps(x: Tensor, alone: bool = False) -> float:
     """The forward's pace for ``x`` in GB/s: ``CLN_FWD_PACE_GBPS`` where set, else
-    ``CLN_FWD_PACE_GBPS_32BIT`` for 4-byte inputs; 0: none."""
+    ``CLN_FWD_PACE_GBPS_32BIT`` for 4-byte inputs, else ``CLN_FWD_ALONE_PACE_GBPS_32BIT`` for
+    4-byte inputs of a forward no backward follows (``alone``); 0: none."""
     if CLN_FWD_PACE_GBPS > 0:
         return float(CLN_FWD_PACE_GBPS)
     if x.element_size() == 4 and CLN_FWD_PACE_GBPS_32BIT:
         return float(CLN_FWD_PACE_GBPS_32BIT)
+    if x.element_size() == 4 and alone and CLN_FWD_ALONE_PACE_GBPS_32BIT:
+        return float(CLN_FWD_ALONE_PACE_GBPS_32BIT)
     return 0.0
 
 
-def _pace_ps(x: Tensor, p: _ClnPlan, atomic: bool, early: bool) -> int:
+def _pace_ps(x: Tensor, p: _ClnPlan, atomic: bool, early: bool, alone: bool = False) -> int:
     """Picoseconds between the paced starts of two forward programs (``_pace_gbps``: a tile's
     read + write bytes at that rate), or 0 (off: no pace for this dtype, the interpreter,
     tickets from the counter or in runs, no early chain, which is what orders the stamp before
     the programs' reads, or a grid of fewer than ``CLN_STAGGER_MIN_WAVES`` waves, as for the
     stagger)."""
-    gbps = _pace_gbps(x)
+    gbps = _pace_gbps(x, alone)
     if gbps <= 0 or x.device.type != "cuda" or not _tiles_by_pid(atomic) or not early:
         return 0
     if _spread_wave(x, p, "fwd") is None:
@@ -2421,23 +2438,30 @@ def cln_forward(
     eps: float,
     state: ClnStateTuple | None,
     y: Tensor,
-    mean: Tensor,
-    rstd: Tensor,
+    mean: Tensor | None,
+    rstd: Tensor | None,
     m2_last: Tensor,
+    mean_last: Tensor | None = None,
 ) -> None:
     B, C, T = x.shape
+    if (mean is None) != (rstd is None):
+        raise ValueError("triton cln_forward: pass the per-frame mean and rstd both or neither")
+    if mean is None and _DIAG_FWD_STATS_ALWAYS:
+        mean = torch.empty((B, T), dtype=m2_last.dtype, device=x.device)
+        rstd = torch.empty_like(mean)
+    alone = mean is None  # no backward follows: no statistics to write, the forward's own pace
     p = _cln_plan(x, forward=True)
     # Ticket counter, then the tiles' and the groups' words; zeroed = "not published".
     pdl = _pdl(x)
     atomic = _atomic_tickets(x, p)
     early = _pdl_early(pdl, "fwd", atomic)
-    pace_ps = _pace_ps(x, p, atomic, early)
+    pace_ps = _pace_ps(x, p, atomic, early, alone)
     n_scr = _SCR_OFF + B * (p.ntb + p.ng)
     scr = _scratch(n_scr, x, pdl, early, stamp=pace_ps > 0)
     if state is not None:
         cnt, m0, M0 = state
     else:
-        cnt = m0 = M0 = mean  # dummies, never read (HAS_STATE=False)
+        cnt = m0 = M0 = m2_last  # dummies, never read (HAS_STATE=False)
     tl_buf = _timeline_buffer(_DIAG_TIMELINE, "_DIAG_TIMELINE", x, p, scr)
     st = None if pace_ps else _stagger_args(x, p, CLN_FWD_STAGGER_NS, "fwd")
     pf = _prefetch_tiles(x, p, atomic)
@@ -2446,9 +2470,10 @@ def cln_forward(
         y,
         gamma if gamma is not None else x,
         beta if beta is not None else x,
-        mean,
-        rstd,
+        m2_last if mean is None else mean,  # dummies where not written (STATS=False)
+        m2_last if rstd is None else rstd,
         m2_last,
+        m2_last if mean_last is None else mean_last,
         cnt,
         m0,
         M0,
@@ -2492,6 +2517,8 @@ def cln_forward(
         FAST_DIV=CLN_FWD_FAST_DIV and x.device.type == "cuda",
         MERGED=_merged(p),
         TSPIN=32 * p.num_warps if CLN_FWD_THREAD_SPIN and x.device.type == "cuda" else 0,
+        STATS=not alone,
+        HAS_MLAST=mean_last is not None,
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
         **_pdl_kw(pdl),

@@ -8,9 +8,9 @@ from common import eager
 from common.eager import cln_backward, rmsnorm_backward  # noqa: F401
 
 
-def cln_forward(x, gamma, beta, eps, state, y, mean, rstd, m2_last):
+def cln_forward(x, gamma, beta, eps, state, y, mean, rstd, m2_last, mean_last=None):
     full = torch.empty_like(y)
-    eager.cln_forward(x, gamma, beta, eps, state, full, mean, rstd, m2_last)
+    eager.cln_forward(x, gamma, beta, eps, state, full, mean, rstd, m2_last, mean_last)
     y[..., :-1].copy_(full[..., :-1])
 
 

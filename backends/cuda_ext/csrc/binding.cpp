@@ -81,6 +81,7 @@ normk::DType param_dtype(const Tensor& x, OptTensor& a, OptTensor& b, const char
 }
 
 const void* ptr_or_null(const OptTensor& t) { return t ? t->data_ptr() : nullptr; }
+void* out_ptr_or_null(const OptTensor& t) { return t ? t->data_ptr() : nullptr; }
 
 Tensor workspace(const Tensor& x, size_t bytes) {
   return at::empty({static_cast<int64_t>(std::max<size_t>(bytes, 1))},
@@ -115,10 +116,11 @@ void check_cln_input(const Tensor& x, const char* op) {
 
 void cln_forward(const Tensor& x, OptTensor gamma, OptTensor beta, double eps,
                  const OptTensor& count0, const OptTensor& mean0, const OptTensor& m2_0,
-                 const Tensor& y, const Tensor& mean, const Tensor& rstd,
+                 const Tensor& y, const OptTensor& mean, const OptTensor& rstd,
                  const Tensor& m2_last, int64_t group_tiles, int64_t stream_ppr,
                  int64_t stream_stages, int64_t stream_lead, int64_t resident,
-                 int64_t stream_tma, int64_t pdl, int64_t prefix_spin) {
+                 int64_t stream_tma, int64_t pdl, int64_t prefix_spin,
+                 const OptTensor& mean_last) {
   const char* op = "cln_forward";
   check_cln_input(x, op);
   const auto dt = to_dtype(x.scalar_type(), op, "x");
@@ -127,9 +129,12 @@ void cln_forward(const Tensor& x, OptTensor gamma, OptTensor beta, double eps,
   if (gamma) check_param(*gamma, x, C, op, "gamma");
   if (beta) check_param(*beta, x, C, op, "beta");
   check_tensor(y, x, x.sizes(), x.scalar_type(), op, "y");
-  check_tensor(mean, x, {B, L}, acc, op, "mean");
-  check_tensor(rstd, x, {B, L}, acc, op, "rstd");
+  TORCH_CHECK(mean.has_value() == rstd.has_value(), "cuda_ext ", op,
+              ": the per-frame statistics are (mean, rstd): pass both or none");
+  if (mean) check_tensor(*mean, x, {B, L}, acc, op, "mean");
+  if (rstd) check_tensor(*rstd, x, {B, L}, acc, op, "rstd");
   check_tensor(m2_last, x, {B}, acc, op, "m2_last");
+  if (mean_last) check_tensor(*mean_last, x, {B}, acc, op, "mean_last");
   const bool has_state = count0.has_value();
   TORCH_CHECK(has_state == mean0.has_value() && has_state == m2_0.has_value(), "cuda_ext ", op,
               ": the state is (count, mean, m2): pass all three or none");
@@ -151,9 +156,10 @@ void cln_forward(const Tensor& x, OptTensor gamma, OptTensor beta, double eps,
   c.mean0 = ptr_or_null(mean0);
   c.m20 = ptr_or_null(m2_0);
   c.y = y.data_ptr();
-  c.mean = mean.data_ptr();
-  c.rstd = rstd.data_ptr();
+  c.mean = out_ptr_or_null(mean);
+  c.rstd = out_ptr_or_null(rstd);
   c.m2_last = m2_last.data_ptr();
+  c.mean_last = out_ptr_or_null(mean_last);
   set_cln_sizes_and_knobs(c, x,
                           {group_tiles, stream_ppr, stream_stages, stream_lead, stream_tma, pdl,
                            prefix_spin});
@@ -284,7 +290,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         py::arg("mean"), py::arg("rstd"), py::arg("m2_last"), py::arg("group_tiles"),
         py::arg("stream_ppr"), py::arg("stream_stages"), py::arg("stream_lead"),
         py::arg("resident") = 0, py::arg("stream_tma") = 0, py::arg("pdl") = 0,
-        py::arg("prefix_spin") = 0);
+        py::arg("prefix_spin") = 0, py::arg("mean_last") = py::none());
   m.def("cln_backward", &cln_backward, py::arg("dy"), py::arg("x"), py::arg("gamma"),
         py::arg("mean"), py::arg("rstd"), py::arg("count"), py::arg("dx"), py::arg("dgamma"),
         py::arg("dbeta"), py::arg("group_tiles"), py::arg("stream_ppr"), py::arg("stream_stages"),

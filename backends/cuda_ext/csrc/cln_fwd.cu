@@ -52,6 +52,7 @@ ClnFwdArgs<T, P> call_args(const ClnFwdCall& c) {
   a.mean = static_cast<A*>(c.mean);
   a.rstd = static_cast<A*>(c.rstd);
   a.m2_last = static_cast<A*>(c.m2_last);
+  a.mean_last = static_cast<A*>(c.mean_last);
   a.count0 = reinterpret_cast<const long long*>(c.count0);
   a.mean0 = static_cast<const A*>(c.mean0);
   a.m20 = static_cast<const A*>(c.m20);

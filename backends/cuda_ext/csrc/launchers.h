@@ -34,9 +34,10 @@ struct ClnFwdCall {
   const void* mean0;      // acc, nullable
   const void* m20;        // acc, nullable
   void* y;
-  void* mean;
-  void* rstd;
-  void* m2_last;
+  void* mean;       // acc (B, L), nullable together with rstd: no backward follows
+  void* rstd;       // acc (B, L), nullable
+  void* m2_last;    // acc (B,)
+  void* mean_last = nullptr;  // acc (B,), nullable: the mean at the last frame
   int64_t B, C, L;
   // Cross-tile prefix group size G in tiles (include/cln_kernels.cuh; the
   // Python side passes backends/cuda_ext/kernels.py's CLN_GROUP_TILES);

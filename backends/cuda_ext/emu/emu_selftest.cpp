@@ -297,7 +297,8 @@ void test_cln(DType dt, DType pt, bool params, int B, int C, int L, double dc, b
   const double tol = tol_of(dt) * (dc != 0 ? 20 : 1);
 
   auto run_fwd = [&](const Knobs& k, Buf& xin, int Lc, const long long* cnt, Buf* m0, Buf* M0,
-                     Buf& y, Buf& mean, Buf& rstd, Buf& m2) {
+                     Buf& y, Buf& mean, Buf& rstd, Buf& m2, Buf* mlast = nullptr,
+                     bool stats = true) {
     normk::ClnFwdCall c{};
     c.dtype = dt;
     c.param_dtype = pt;
@@ -309,9 +310,10 @@ void test_cln(DType dt, DType pt, bool params, int B, int C, int L, double dc, b
     c.mean0 = m0 ? m0->ptr() : nullptr;
     c.m20 = M0 ? M0->ptr() : nullptr;
     c.y = y.ptr();
-    c.mean = mean.ptr();
-    c.rstd = rstd.ptr();
+    c.mean = stats ? mean.ptr() : nullptr;
+    c.rstd = stats ? rstd.ptr() : nullptr;
     c.m2_last = m2.ptr();
+    c.mean_last = mlast ? mlast->ptr() : nullptr;
     c.B = B;
     c.C = C;
     c.L = Lc;
@@ -325,6 +327,28 @@ void test_cln(DType dt, DType pt, bool params, int B, int C, int L, double dc, b
          {{"y", rel(y, ref.y)}, {"mean", rel(mean, ref.mean)}, {"rstd", rel(rstd, ref.rstd)},
           {"m2", rel(m2, ref.m2_last)}},
          tol);
+
+  // No backward follows: no per-frame statistics (their buffers must stay as
+  // poisoned), the last frame's mean instead; y and m2 bitwise the same.
+  {
+    const double poison = 12345.0;
+    Buf yn(dt, x.size()), mn(acc, mean.size(), poison), rn(acc, mean.size(), poison);
+    Buf Mn(acc, B), ml(acc, B);
+    std::vector<double> ref_ml(B);
+    run_fwd(kDefault, xb, L, nullptr, nullptr, nullptr, yn, mn, rn, Mn, &ml, false);
+    double diff = 0, touched = 0;
+    for (size_t i = 0; i < y.size(); ++i) diff = std::max(diff, std::fabs(yn.get(i) - y.get(i)));
+    for (int b = 0; b < B; ++b) {
+      diff = std::max(diff, std::fabs(Mn.get(b) - m2.get(b)));
+      ref_ml[b] = ref.mean[static_cast<size_t>(b) * L + L - 1];
+    }
+    for (size_t i = 0; i < mn.size(); ++i)
+      touched += (mn.get(i) != poison) + (rn.get(i) != poison);
+    report(std::string("cln fwd no stats ") + tag,
+           {{"y, m2 not bitwise", diff > 0 ? 1.0 + diff : 0.0}, {"stats written", touched},
+            {"mean_last", rel(ml, ref_ml)}},
+           tol);
+  }
 
   // The knob variants, each against the reference.  (Different G group the
   // sums differently, so the last bits may differ: no bitwise comparison.)

@@ -179,9 +179,10 @@ struct ClnFwdArgs {
   const P* gamma;  // nullable
   const P* beta;   // nullable
   T* y;
-  A* mean;     // (B, L)
-  A* rstd;     // (B, L)
-  A* m2_last;  // (B,)
+  A* mean;       // (B, L), nullable together with rstd (no backward follows)
+  A* rstd;       // (B, L)
+  A* m2_last;    // (B,)
+  A* mean_last;  // (B,), nullable
   const long long* count0;  // (B,) nullable: values before this chunk
   const A* mean0;            // (B,) nullable
   const A* m20;              // (B,) nullable
@@ -650,7 +651,8 @@ __device__ __forceinline__ void cln_fwd_tile_publish(const ClnFwdArgs<T, P>& arg
 }
 
 // The outputs of frame t of sequence b from its cumulative statistics (n,
-// m, M2): mean and rstd (m2_last at the last frame).  Returns rstd.
+// m, M2): mean and rstd where asked for (m2_last, and mean_last where asked
+// for, at the last frame).  Returns rstd.
 template <typename T, typename P>
 __device__ __forceinline__ acc_t<T> cln_frame_out(const ClnFwdArgs<T, P>& args, int b, int t,
                                                    long long n, acc_t<T> m, acc_t<T> M) {
@@ -658,9 +660,14 @@ __device__ __forceinline__ acc_t<T> cln_frame_out(const ClnFwdArgs<T, P>& args, 
   // 1 / sqrt rather than rsqrt: correctly rounded, and only once per frame.
   const A r = A(1) / sqrt(M / static_cast<A>(n) + args.eps);
   const long long o = static_cast<long long>(b) * args.L + t;
-  args.mean[o] = m;
-  args.rstd[o] = r;
-  if (t == args.L - 1) args.m2_last[b] = M;
+  if (args.mean != nullptr) {
+    args.mean[o] = m;
+    args.rstd[o] = r;
+  }
+  if (t == args.L - 1) {
+    args.m2_last[b] = M;
+    if (args.mean_last != nullptr) args.mean_last[b] = m;
+  }
   return r;
 }
 
