@@ -134,16 +134,22 @@ class _ClnFunction(torch.autograd.Function):
         acc = acc_dtype(x.dtype)
         y = _out((B, C, T), x.dtype, x.device)
         # The per-frame statistics only feed the backward: without one to follow, the kernel
-        # neither writes them (2 x 4 bytes a frame) nor keeps its schedule fit for a backward.
-        mean = _out((B, T), acc, x.device) if stats else None
-        rstd = _out((B, T), acc, x.device) if stats else None
+        # neither writes them (2 x 4 bytes a frame) nor keeps its schedule fit for a backward,
+        # and writes the state's mean alone.  With them, that mean is their last frame's.
         m2_last = _out((B,), acc, x.device)
-        mean_last = _out((B,), acc, x.device)
+        if stats:
+            mean, rstd = _out((B, T), acc, x.device), _out((B, T), acc, x.device)
+            mean_last = None
+        else:
+            mean = rstd = None
+            mean_last = _out((B,), acc, x.device)
         state = None if count is None else (count, mean0, m2_0)
         with _on_device(x.device):
             spec.kernels().cln_forward(
                 x, gamma, beta, eps, state, y, mean, rstd, m2_last, mean_last=mean_last
             )
+        if mean_last is None:
+            mean_last = mean[:, -1]  # type: ignore[index]  # a view: no copy unless the state is asked
         ctx.spec = spec
         ctx.param_dtypes = (
             None if gamma is None else gamma.dtype,
@@ -255,7 +261,9 @@ def cln(
     if not return_state:
         return y
     prev = count if count is not None else torch.zeros(B, dtype=torch.int64, device=x.device)
-    new_state = ClnState(prev + C * T, mean_last.detach(), m2_last.detach())
+    # With statistics, mean_last is a view of their last frame: cloned, not to pin all of them.
+    mean_state = mean_last.detach().clone() if stats else mean_last.detach()
+    new_state = ClnState(prev + C * T, mean_state, m2_last.detach())
     return y, new_state
 
 

@@ -38,9 +38,9 @@ cLN, ``x`` of shape ``(B, C, T)``
     given.  ``mean`` and ``rstd`` are both ``None`` when no backward will
     follow (``common`` passes them only when an input needs a gradient): the
     kernel then writes no per-frame statistics, and may schedule itself for a
-    forward alone.  ``common`` always passes ``mean_last``.  Statistics
-    combine with the parallel (Chan) rule of DESIGN.md, never
-    E[x^2] - E[x]^2.
+    forward alone.  ``common`` passes ``mean_last`` exactly then (else it
+    reads the state's mean from ``mean``).  Statistics combine with the
+    parallel (Chan) rule of DESIGN.md, never E[x^2] - E[x]^2.
 
 ``cln_backward(dy, x, gamma, mean, rstd, count, dx, dgamma, dbeta) -> None``
     ``dy`` and ``x`` contiguous ``(B, C, T)``; ``mean``/``rstd`` as returned
