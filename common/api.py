@@ -202,7 +202,10 @@ def cln(
     the statistics of earlier chunks of the same sequences (``None``: the
     sequences start here); with ``return_state=True`` the new state is
     returned too, so feeding chunks one after another equals one call on the
-    whole sequence.  Differentiable in ``x``, ``gamma`` and ``beta``.
+    whole sequence.  Differentiable in ``x``, ``gamma`` and ``beta``.  When
+    no input needs a gradient (``torch.no_grad``, inference) the kernels keep
+    no per-frame statistics for a backward, and may schedule the forward for
+    being alone (Triton paces its float32 forward then).
     """
     x = _check_tensor("x", x)
     if x.dim() != 3:

@@ -375,6 +375,12 @@ CLN_FWD_PACE_GBPS_32BIT: float | None = None
 #: ``rstd``: ``common.cln`` under ``torch.no_grad`` or with no input needing a gradient), where
 #: neither knob above is set; 0 or None: the stagger.  The knob above found the pace to help a
 #: forward alone and to cost the backward right behind it; this takes it only where none follows.
+#: Measured (H200, bench.tune, two rounds in one call, forward us, statistics left out, stagger
+#: -> paced at 6000): 40.2 / 40.1 -> 38.5 / 38.6 at (2, 128, 64000), 39.6 / 39.9 -> 38.4 / 38.5
+#: at (4, 256, 16000), 75.6 / 75.7 -> 75.1 / 75.1 at (16, 512, 4000); 5000 GB/s 38.5-38.6 /
+#: 39.0-39.4 / 75.5, and in a second call 5500 38.2-38.4 / 38.8 / 75.0, 6500 38.7 / 39.0-39.1 /
+#: 75.5-75.6 against 38.4-38.5 / 38.4 / 75.1 at 6000 (nvidia-h200-s43-tune-alone43-*.log,
+#: nvidia-h200-s43b-tune-alone43b-*.log).
 CLN_FWD_ALONE_PACE_GBPS_32BIT: float | None = 6000.0
 #: Each forward program prefetches into the L2 the rows of the tile this many waves of resident
 #: programs later in its own sequence (``cp.async.bulk.prefetch``; 0: off), so that the program
@@ -618,7 +624,12 @@ _DIAG_ABLATE_BWD = 0
 #: ticket taken, the tile's sums known, suffix known, dx issued) and (b, i).
 _DIAG_TIMELINE_BWD: Tensor | None = None
 #: Diagnostics only (bench.tune's "stats always"): a forward given no ``mean`` / ``rstd`` writes
-#: them anyway (into scratch) and is scheduled as one a backward follows, as before session 43.
+#: them anyway (into scratch) and is scheduled as one a backward follows, as before session 43
+#: (plus its store of the state's mean, which the training forward leaves to ``common``).
+#: Against it, leaving them out measured 1.0 us at bf16 (4, 256, 16000) (26.3-26.4 -> 25.3-25.4),
+#: 0.2-0.4 us at bf16 (2, 128, 64000), -0.1 to 0.5 us elsewhere (nvidia-h200-s43-tune-alone43-*.log);
+#: but this diagnostic was itself 0.8 us slower there than session 42's forward (25.4-25.6 us,
+#: nvidia-h200-s42c-tune-pace42c-*.log), so it does not reproduce that forward exactly.
 _DIAG_FWD_STATS_ALWAYS = False
 
 # Offset (in int64 words) of the published words after the ticket counter: its own 128-B line.
