@@ -567,6 +567,11 @@ CLN_OUT_CACHE = ""
 #: (80, 64, 301) seed's forward 9.1 -> 11.9-12.0 (ptxas 13.0 offline: 8 B more spilled at the
 #: fp32 tile of C = 256) (bench/results/nvidia-h200-s28-tune-{affine28-*,seed28}.log).
 CLN_FWD_AFFINE_EARLY = False
+#: The same for a forward no backward follows (no statistics written); on top of its pace
+#: (H200, bench.tune, two rounds in one call, fp32 forward us, off -> on): 75.0 / 75.0 -> 74.4 /
+#: 74.7 at (16, 512, 4000), 38.6 / 38.5 -> 38.3 / 38.5 at (2, 128, 64000), 39.0 / 38.9 -> 38.4 /
+#: 38.5 at (4, 256, 16000) (nvidia-h200-s43c-tune-alone43c-*.log).
+CLN_FWD_ALONE_AFFINE_EARLY = True
 CLN_BWD_AFFINE_EARLY = False
 
 #: ``colsum`` (the fixed-order column sums of the cLN backward's dgamma / dbeta partials): one
@@ -2516,7 +2521,7 @@ def cln_forward(
         LD_EV=CLN_TILE_EVICT,
         ST_CM=CLN_OUT_CACHE,
         WAIT_FIRST=early,
-        AFFINE_EARLY=CLN_FWD_AFFINE_EARLY,
+        AFFINE_EARLY=CLN_FWD_AFFINE_EARLY or (alone and CLN_FWD_ALONE_AFFINE_EARLY),
         PACE=pace_ps > 0,
         pace_ps=pace_ps,
         stamp_idx=n_scr,
