@@ -567,7 +567,8 @@ CLN_OUT_CACHE = ""
 #: (80, 64, 301) seed's forward 9.1 -> 11.9-12.0 (ptxas 13.0 offline: 8 B more spilled at the
 #: fp32 tile of C = 256) (bench/results/nvidia-h200-s28-tune-{affine28-*,seed28}.log).
 CLN_FWD_AFFINE_EARLY = False
-#: The same for a forward no backward follows (no statistics written); on top of its pace
+#: The same for a forward no backward follows (no statistics written) where it is paced (not at
+#: the one-wave seed, where reading them early cost 2.8 us, above); on top of its pace
 #: (H200, bench.tune, two rounds in one call, fp32 forward us, off -> on): 75.0 / 75.0 -> 74.4 /
 #: 74.7 at (16, 512, 4000), 38.6 / 38.5 -> 38.3 / 38.5 at (2, 128, 64000), 39.0 / 38.9 -> 38.4 /
 #: 38.5 at (4, 256, 16000) (nvidia-h200-s43c-tune-alone43c-*.log).
@@ -631,10 +632,11 @@ _DIAG_TIMELINE_BWD: Tensor | None = None
 #: Diagnostics only (bench.tune's "stats always"): a forward given no ``mean`` / ``rstd`` writes
 #: them anyway (into scratch) and is scheduled as one a backward follows, as before session 43
 #: (plus its store of the state's mean, which the training forward leaves to ``common``).
-#: Against it, leaving them out measured 1.0 us at bf16 (4, 256, 16000) (26.3-26.4 -> 25.3-25.4),
-#: 0.2-0.4 us at bf16 (2, 128, 64000), -0.1 to 0.5 us elsewhere (nvidia-h200-s43-tune-alone43-*.log);
-#: but this diagnostic was itself 0.8 us slower there than session 42's forward (25.4-25.6 us,
-#: nvidia-h200-s42c-tune-pace42c-*.log), so it does not reproduce that forward exactly.
+#: Against it, leaving them out measured 1.0 us at bf16 (4, 256, 16000) (26.3-26.4 ->
+#: 25.3-25.4), 0.2-0.4 us at bf16 (2, 128, 64000), -0.1 to 0.5 us elsewhere
+#: (nvidia-h200-s43-tune-alone43-*.log); but this diagnostic was itself 0.8 us slower there than
+#: session 42's forward (25.4-25.6 us, nvidia-h200-s42c-tune-pace42c-*.log), so it does not
+#: reproduce that forward exactly.
 _DIAG_FWD_STATS_ALWAYS = False
 
 # Offset (in int64 words) of the published words after the ticket counter: its own 128-B line.
@@ -2521,7 +2523,7 @@ def cln_forward(
         LD_EV=CLN_TILE_EVICT,
         ST_CM=CLN_OUT_CACHE,
         WAIT_FIRST=early,
-        AFFINE_EARLY=CLN_FWD_AFFINE_EARLY or (alone and CLN_FWD_ALONE_AFFINE_EARLY),
+        AFFINE_EARLY=CLN_FWD_AFFINE_EARLY or (pace_ps > 0 and alone and CLN_FWD_ALONE_AFFINE_EARLY),
         PACE=pace_ps > 0,
         pace_ps=pace_ps,
         stamp_idx=n_scr,
