@@ -83,7 +83,7 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # (CLN_FWD_ALONE_PACE_GBPS_32BIT); then the two apart.
         "stats always": {"_DIAG_FWD_STATS_ALWAYS": True},
         "alone unpaced": {"CLN_FWD_ALONE_PACE_GBPS_32BIT": 0},
-        "alone affine late": {"CLN_FWD_ALONE_AFFINE_EARLY": False},
+        "alone affine early": {"CLN_FWD_ALONE_AFFINE_EARLY": True},
         **{
             f"alone pace {r}": {"CLN_FWD_ALONE_PACE_GBPS_32BIT": float(r)}
             for r in (5000, 5500, 6500, 7000)

@@ -195,13 +195,17 @@ def _compile_target_fwd(dtype: str, pairs: int, more_ints: dict | None = None, *
     _compile("_cln_fwd_kernel", ints, const, num_warps=2 if pairs else 4, dtype=dtype)
 
 
+@pytest.mark.parametrize("early", [False, True], ids=["affine-late", "affine-early"])
 @pytest.mark.parametrize("dtype, pairs", [("fp32", 0), ("bf16", 1)])
-def test_cln_forward_compiles_paced(dtype, pairs):
+def test_cln_forward_compiles_paced(dtype, pairs, early):
     """The forward with its loads paced from the zero kernel's stamp at a target shape's tile:
     as a float32 forward no backward follows is by default (``CLN_FWD_ALONE_PACE_GBPS_32BIT``,
-    no per-frame statistics stored), and as ``CLN_FWD_PACE_GBPS`` would pace bf16."""
+    no per-frame statistics stored), and as ``CLN_FWD_PACE_GBPS`` would pace bf16; with gamma /
+    beta read before the prefix wait too (``CLN_FWD_ALONE_AFFINE_EARLY``, off)."""
     pace = {"pace_ps": 7661, "stamp_idx": 2032}
-    _compile_target_fwd(dtype, pairs, pace, STAGGER=False, PACE=True, STATS=False)
+    _compile_target_fwd(
+        dtype, pairs, pace, STAGGER=False, PACE=True, STATS=False, AFFINE_EARLY=early
+    )
 
 
 @pytest.mark.parametrize("dtype, pairs", [("fp32", 0), ("bf16", 1)])
