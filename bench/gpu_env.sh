@@ -41,14 +41,19 @@ gpu_test_all() {
   return $rc
 }
 
-# A session's whole-suite call: make test-all in XDIST processes (default 4), verbose, 300 s a
-# test, the whole run within T_TESTS (default $2 s), its failures and time printed, everything
-# under $OUT into the archive $OUT/$1.tgz.
-gpu_tests_call() {
+# make test-all in XDIST processes (default 4), verbose, 300 s a test, the whole run within
+# T_TESTS (default $1 s), its failures and time printed.
+gpu_tests_timed() {
   local t0; t0=$(date +%s)
-  XDIST=${XDIST:-4} T_TESTS=${T_TESTS:-$2} TEST_ARGS="-vv --durations=40 --timeout=300" gpu_test_all
+  XDIST=${XDIST:-4} T_TESTS=${T_TESTS:-$1} TEST_ARGS="-vv --durations=40 --timeout=300" gpu_test_all
   echo "tests: $(( $(date +%s) - t0 )) s"
   grep -E "FAILED|ERROR" "$OUT/test-all.log" | head -20
+}
+
+# A session's whole-suite call: gpu_tests_timed within $2 s, then everything under $OUT into the
+# archive $OUT/$1.tgz.
+gpu_tests_call() {
+  gpu_tests_timed "$2"
   gpu_archive "$1"
 }
 

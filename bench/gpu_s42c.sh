@@ -7,10 +7,7 @@
 #   OUT=out bash bench/gpu_s42c.sh
 set -uo pipefail
 source bench/gpu_env.sh
-t0=$(date +%s)
-XDIST=4 T_TESTS=330 TEST_ARGS="-vv --durations=40 --timeout=300" gpu_test_all
-echo "tests: $(( $(date +%s) - t0 )) s"
-grep -E "FAILED|ERROR" "$OUT/test-all.log" | head -20
+gpu_tests_timed 330
 T_TUNE=170 TUNE_DTYPE=fp32,bf16 gpu_tune_rounds pace42c "default,no pace,pace 5000,pace 7000" \
   fwd,fwd_bwd
 gpu_archive s42c

@@ -8,10 +8,7 @@
 #   OUT=out bash bench/gpu_s43.sh
 set -uo pipefail
 source bench/gpu_env.sh
-t0=$(date +%s)
-XDIST=4 T_TESTS=300 TEST_ARGS="-vv --durations=40 --timeout=300" gpu_test_all
-echo "tests: $(( $(date +%s) - t0 )) s"
-grep -E "FAILED|ERROR" "$OUT/test-all.log" | head -20
+gpu_tests_timed 300
 T_TUNE=110 TUNE_DTYPE=fp32,bf16 gpu_tune_rounds alone43 \
   "default,stats always,alone unpaced,alone pace 5000" fwd
 gpu_archive s43

@@ -26,7 +26,7 @@ import torch
 
 from bench.shapes import parse_shape
 from bench.timing import current_cuda_device, side_stream, time_steps
-from bench.tune import knobs
+from bench.tune import NO_PACE, knobs
 
 ATOMIC = {"CLN_PID_MIN_TILES_PER_SM": 10**9}
 PID = {"CLN_PID_MIN_TILES_PER_SM": 0}
@@ -44,8 +44,7 @@ CONFIGS: dict[str, dict[str, object]] = {
             **PID,
             "CLN_STAGGER_MIN_WAVES": 0,
             "CLN_FWD_STAGGER_NS": ns,
-            "CLN_FWD_PACE_GBPS_32BIT": 0,  # staggered, not paced
-            "CLN_FWD_ALONE_PACE_GBPS_32BIT": 0,
+            **NO_PACE,  # staggered, not paced
         }
         for ns in (500, 1000, 2000, 3000)
     },

@@ -80,8 +80,8 @@ normk::DType param_dtype(const Tensor& x, OptTensor& a, OptTensor& b, const char
   return to_dtype(x.scalar_type(), op, "x");
 }
 
-const void* ptr_or_null(const OptTensor& t) { return t ? t->data_ptr() : nullptr; }
-void* out_ptr_or_null(const OptTensor& t) { return t ? t->data_ptr() : nullptr; }
+// Non-const, so that it also serves the optional outputs (converts to const void* for inputs).
+void* ptr_or_null(const OptTensor& t) { return t ? t->data_ptr() : nullptr; }
 
 Tensor workspace(const Tensor& x, size_t bytes) {
   return at::empty({static_cast<int64_t>(std::max<size_t>(bytes, 1))},
@@ -156,10 +156,10 @@ void cln_forward(const Tensor& x, OptTensor gamma, OptTensor beta, double eps,
   c.mean0 = ptr_or_null(mean0);
   c.m20 = ptr_or_null(m2_0);
   c.y = y.data_ptr();
-  c.mean = out_ptr_or_null(mean);
-  c.rstd = out_ptr_or_null(rstd);
+  c.mean = ptr_or_null(mean);
+  c.rstd = ptr_or_null(rstd);
   c.m2_last = m2_last.data_ptr();
-  c.mean_last = out_ptr_or_null(mean_last);
+  c.mean_last = ptr_or_null(mean_last);
   set_cln_sizes_and_knobs(c, x,
                           {group_tiles, stream_ppr, stream_stages, stream_lead, stream_tma, pdl,
                            prefix_spin});
