@@ -84,6 +84,9 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "stats always": {"_DIAG_FWD_STATS_ALWAYS": True},
         "alone unpaced": {"CLN_FWD_ALONE_PACE_GBPS_32BIT": 0},
         "alone affine early": {"CLN_FWD_ALONE_AFFINE_EARLY": True},
+        # gamma / beta after the prefix wait in the paced forward alone (the default before
+        # session 44).
+        "alone affine late": {"CLN_FWD_ALONE_AFFINE_EARLY": False},
         **{
             f"alone pace {r}": {"CLN_FWD_ALONE_PACE_GBPS_32BIT": float(r)}
             for r in (5000, 5500, 6500, 7000)

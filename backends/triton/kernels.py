@@ -571,10 +571,11 @@ CLN_FWD_AFFINE_EARLY = False
 #: the one-wave seed, where reading them early cost 2.8 us, above); on top of its pace
 #: (H200, bench.tune, two rounds in one call, fp32 forward us, off -> on): 75.0 / 75.0 -> 74.4 /
 #: 74.7 at (16, 512, 4000), 38.6 / 38.5 -> 38.3 / 38.5 at (2, 128, 64000), 39.0 / 38.9 -> 38.4 /
-#: 38.5 at (4, 256, 16000) (nvidia-h200-s43c-tune-alone43c-*.log).  Off: measured in one call
-#: only, after the session's final run, with no device time left for its GPU path test or a
-#: final run with it on (bench.tune checked those three cases against the float64 references).
-CLN_FWD_ALONE_AFFINE_EARLY = False
+#: 38.5 at (4, 256, 16000) (nvidia-h200-s43c-tune-alone43c-*.log).  Again in the next session,
+#: after its GPU path tests passed: 75.0 / 75.0 -> 74.6 / 74.4, 38.6 / 38.6 -> 38.2 / 38.4,
+#: 38.7 / 38.2 -> 38.2 / 38.6 (nvidia-h200-s44-tune-alone43d-*.log).  On: 9 of 12 pairs faster,
+#: none by more than 0.4 us slower, and 0.80 of copy at long T needs 38.3-38.5 us.
+CLN_FWD_ALONE_AFFINE_EARLY = True
 CLN_BWD_AFFINE_EARLY = False
 
 #: ``colsum`` (the fixed-order column sums of the cLN backward's dgamma / dbeta partials): one
