@@ -573,8 +573,10 @@ CLN_FWD_AFFINE_EARLY = False
 #: 74.7 at (16, 512, 4000), 38.6 / 38.5 -> 38.3 / 38.5 at (2, 128, 64000), 39.0 / 38.9 -> 38.4 /
 #: 38.5 at (4, 256, 16000) (nvidia-h200-s43c-tune-alone43c-*.log).  Again in the next session,
 #: after its GPU path tests passed: 75.0 / 75.0 -> 74.6 / 74.4, 38.6 / 38.6 -> 38.2 / 38.4,
-#: 38.7 / 38.2 -> 38.2 / 38.6 (nvidia-h200-s44-tune-alone43d-*.log).  On: 9 of 12 pairs faster,
-#: none by more than 0.4 us slower, and 0.80 of copy at long T needs 38.3-38.5 us.
+#: 38.7 / 38.2 -> 38.2 / 38.6 (nvidia-h200-s44-tune-alone43d-*.log); and in a third call 75.8 /
+#: 75.6 -> 74.8 / 74.6, 38.5 / 38.4 -> 38.1 / 38.1, 38.7 / 39.2 -> 38.3 / 38.3
+#: (nvidia-h200-s44-tune-alone44-*.log).  On: 16 of 18 pairs faster, one even, one 0.4 us
+#: slower; 0.80 of copy at long T needs 38.3-38.5 us.
 CLN_FWD_ALONE_AFFINE_EARLY = True
 CLN_BWD_AFFINE_EARLY = False
 
