@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# NOT RUN: no device time was left to start it (NOTES 44.4). Written for session 43's last
-# call, and the next session's first step: the forward no backward follows with gamma / beta
-# read before its prefix wait where it is paced (CLN_FWD_ALONE_AFFINE_EARLY, off by default).
-# Its GPU path tests (the reads before the wait bitwise against those after; the forward alone
-# against the training forward), then two rounds of bench.tune of it against the default (fp32
-# forward); archived into $OUT/s43d.tgz.
+# Written in session 43 (no device time was left to run it, NOTES 44.4); run as session 44's
+# first call at 56502b2 (NOTES 45.1, nvidia-h200-s44-*43d*.log): the forward no backward follows
+# with gamma / beta read before its prefix wait where it is paced (CLN_FWD_ALONE_AFFINE_EARLY,
+# off by default then, on since). Its GPU path test (the reads before the wait bitwise against
+# those after; pytest's -k also deselects the forward-alone test named beside it, so only that
+# test's 4 cases ran: bench/gpu_s44.sh ran both), then two rounds of bench.tune of it against
+# the default (fp32 forward); archived into $OUT/s43d.tgz.
 #   OUT=out bash bench/gpu_s43d.sh
 set -uo pipefail
 SKIP_CUDA_BUILD=1 source bench/gpu_env.sh
