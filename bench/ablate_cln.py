@@ -46,13 +46,17 @@ def run_levels(
     backend: str,
     variants: dict[str, Callable[[], contextlib.AbstractContextManager[object]]],
     shapes: list[tuple[int, int, int]],
+    dtypes: list[str] | None = None,
 ) -> None:
     """Time ``backend``'s cLN forward under each variant's context (the benchmark's timer,
-    CUDA-graph replay) at each shape and dtype; print fractions of the copy bandwidth
+    CUDA-graph replay, under ``torch.no_grad``: the forward no backward follows) at each shape
+    and dtype (``dtypes``: names of DTYPES, default all); print fractions of the copy bandwidth
     measured in the same run."""
     bw = copy_bandwidth(torch.device("cuda")).gbps * 1e9
     print(f"copy bandwidth {bw / 1e9:.0f} GB/s", flush=True)
     for name_d, dtype in DTYPES.items():
+        if dtypes is not None and name_d not in dtypes:
+            continue
         for shape in shapes:
             x = (torch.randn(shape, device="cuda") + 0.5).to(dtype)
             g = torch.rand(shape[1], device="cuda") + 0.5
@@ -163,6 +167,8 @@ def main() -> int:
     ap.add_argument("--level", type=int, default=0, help="with --once: _DIAG_ABLATE")
     ap.add_argument("--no-runs", action="store_true", help="the levels without the run variants")
     ap.add_argument("--bwd", action="store_true", help="the backward alone (run_backward)")
+    ap.add_argument("--shapes", default=None, help="BxCxT,... (default: the two of SHAPES)")
+    ap.add_argument("--dtype", default=None, help="fp32,bf16 (default: both)")
     args = ap.parse_args()
     if args.bwd:
         run_backward([(16, 512, 4000), (4, 256, 16000), (2, 128, 64000)])
@@ -184,8 +190,20 @@ def main() -> int:
     for run in () if args.no_runs else (2, 4, 8, 16):
         variants[f"run{run}"] = {"CLN_TICKET_RUN": run}
         variants[f"ablate3 run{run}"] = {"_DIAG_ABLATE": 3, "CLN_TICKET_RUN": run}
+    shapes = SHAPES
+    if args.shapes:
+        shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")]
+        if any(len(s) != 3 for s in shapes):
+            ap.error(f"--shapes wants BxCxT,..., got {args.shapes!r}")
+    if args.dtype:
+        for d in args.dtype.split(","):
+            if d not in DTYPES:
+                ap.error(f"--dtype: unknown {d!r}; known: {', '.join(DTYPES)}")
     run_levels(
-        "triton", {name: (lambda kw=kw: knobs(K, kw)) for name, kw in variants.items()}, SHAPES
+        "triton",
+        {name: (lambda kw=kw: knobs(K, kw)) for name, kw in variants.items()},
+        shapes,
+        args.dtype.split(",") if args.dtype else None,
     )
     return 0
 
