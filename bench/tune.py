@@ -87,9 +87,6 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # gamma / beta after the prefix wait in the paced forward alone (the default before
         # session 44).
         "alone affine late": {"CLN_FWD_ALONE_AFFINE_EARLY": False},
-        # Only the first 1 / 2 / 4 waves of the paced forward's programs wait for their start
-        # time; the later ones skip the stamp's load (CLN_FWD_PACE_WAVES).
-        **{f"pace waves{w}": {"CLN_FWD_PACE_WAVES": float(w)} for w in (1, 2, 4)},
         **{
             f"alone pace {r}": {"CLN_FWD_ALONE_PACE_GBPS_32BIT": float(r)}
             for r in (5000, 5500, 6500, 7000)

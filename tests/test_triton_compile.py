@@ -202,7 +202,7 @@ def test_cln_forward_compiles_paced(dtype, pairs, early):
     as a float32 forward no backward follows is by default (``CLN_FWD_ALONE_PACE_GBPS_32BIT``,
     no per-frame statistics stored), and as ``CLN_FWD_PACE_GBPS`` would pace bf16; with gamma /
     beta read before the prefix wait too (``CLN_FWD_ALONE_AFFINE_EARLY``, on by default)."""
-    pace = {"pace_ps": 7661, "pace_n": 528, "stamp_idx": 2032}
+    pace = {"pace_ps": 7661, "stamp_idx": 2032}
     _compile_target_fwd(
         dtype, pairs, pace, STAGGER=False, PACE=True, STATS=False, AFFINE_EARLY=early
     )

@@ -390,10 +390,8 @@ def test_pace_leaves_the_output_unchanged(tdevice):
     g = torch.rand(shape[1], device=tdevice) + 0.5
     b = torch.randn(shape[1], device=tdevice)
     outs = {}
-    # (GB/s, first waves paced: CLN_FWD_PACE_WAVES; None = every program)
-    for gbps, waves in ((0.0, None), (4500.0, None), (4500.0, 1.0)):
-        kw = {"CLN_FWD_PACE_GBPS": gbps, "CLN_FWD_PACE_GBPS_32BIT": None}
-        with knobs(K, {**kw, "CLN_FWD_PACE_WAVES": waves}):
+    for gbps in (0.0, 4500.0):
+        with knobs(K, {"CLN_FWD_PACE_GBPS": gbps, "CLN_FWD_PACE_GBPS_32BIT": None}):
             p = K._cln_plan(x, forward=True)
             atomic = K._atomic_tickets(x, p)
             early = K._pdl_early(K._pdl(x), "fwd", atomic)
@@ -401,35 +399,9 @@ def test_pace_leaves_the_output_unchanged(tdevice):
             assert (ps > 0) == (gbps > 0 and early and not atomic)
             if gbps and tdevice.type == "cuda" and K._pdl(x):
                 assert ps > 0
-            outs[gbps, waves] = _triton_cln_fwd(K, x, g, b)
-            n = K._pace_n(x, p, ps)
-            if ps and waves is not None:  # the first wave of this grid of 31 tiles per SM
-                assert 0 < n < p.nt, (n, p.nt)
-            assert n == (0 if not ps else p.nt if waves is None else n)
-    for key in ((4500.0, None), (4500.0, 1.0)):
-        for a, r in zip(outs[key], outs[0.0, None], strict=True):
-            assert torch.equal(a, r)
-
-
-def test_pace_waves_rule(monkeypatch):
-    """``CLN_FWD_PACE_WAVES``: the programs that wait for their start time are that many first
-    waves (rounded up, at least one, at most the grid); None, or a grid with no spread first
-    wave, paces them all; an unpaced launch none."""
-    from backends.triton import kernels as K
-    from bench.tune import knobs
-
-    p = K._ClnPlan(128, 64, 1, 4, 128, 1000, 2000, 128, 8, 128, 0)
-    x = torch.empty(2, 128, 64000, device="meta")
-    monkeypatch.setattr(K, "_spread_wave", lambda x, p, d: 528)
-    assert K._pace_n(x, p, 0) == 0
-    with knobs(K, {"CLN_FWD_PACE_WAVES": None}):
-        assert K._pace_n(x, p, 10923) == 2000
-    for waves, n in ((1.0, 528), (1.5, 792), (0.001, 1), (8.0, 2000)):
-        with knobs(K, {"CLN_FWD_PACE_WAVES": waves}):
-            assert K._pace_n(x, p, 10923) == n
-    monkeypatch.setattr(K, "_spread_wave", lambda x, p, d: None)
-    with knobs(K, {"CLN_FWD_PACE_WAVES": 1.0}):
-        assert K._pace_n(x, p, 10923) == 2000
+            outs[gbps] = _triton_cln_fwd(K, x, g, b)
+    for a, r in zip(outs[4500.0], outs[0.0], strict=True):
+        assert torch.equal(a, r)
 
 
 def test_pace_rule():

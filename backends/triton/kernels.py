@@ -83,7 +83,6 @@ the looped paths with small shapes (the constants are part of the cache key).
 from __future__ import annotations
 
 import functools
-import math
 from typing import NamedTuple
 
 import torch
@@ -381,15 +380,13 @@ CLN_FWD_PACE_GBPS_32BIT: float | None = None
 #: at (4, 256, 16000), 75.6 / 75.7 -> 75.1 / 75.1 at (16, 512, 4000); 5000 GB/s 38.5-38.6 /
 #: 39.0-39.4 / 75.5, and in a second call 5500 38.2-38.4 / 38.8 / 75.0, 6500 38.7 / 39.0-39.1 /
 #: 75.5-75.6 against 38.4-38.5 / 38.4 / 75.1 at 6000 (nvidia-h200-s43-tune-alone43-*.log,
-#: nvidia-h200-s43b-tune-alone43b-*.log).
+#: nvidia-h200-s43b-tune-alone43b-*.log).  Every program waits for its time, not only the
+#: first waves: pacing only the programs of the first 1 / 2 / 4 waves (the later ones then skip
+#: the stamp's load) was slower or even at both long-T shapes, us, two rounds, default -> 1 / 2 / 4:
+#: 38.9 / 38.9 -> 39.2-39.3 / 39.1-39.3 / 38.8-38.9 at (2, 128, 64000), 38.5-38.6 -> 39.0-39.3 /
+#: 38.9-39.3 / 38.9-39.1 at (4, 256, 16000) (code at 8529d37,
+#: bench/results/nvidia-h200-s45-tune-waves45-{1,2}.log).
 CLN_FWD_ALONE_PACE_GBPS_32BIT: float | None = 6000.0
-#: Only the programs of this many first waves of a paced forward wait for their start time
-#: (None: every program).  Why: a program past the first waves starts when an earlier one
-#: finishes, at 52-53 programs per us at the long-T fp32 shapes (2000 programs in 38 us), slower
-#: than a pace of 6000 GB/s lets them (92 per us for 64-KB tiles), so its wait never holds it;
-#: but it still loads the stamp (an L2 round trip under full DRAM load) before its first tile
-#: load, every one of them.
-CLN_FWD_PACE_WAVES: float | None = None
 #: Each forward program prefetches into the L2 the rows of the tile this many waves of resident
 #: programs later in its own sequence (``cp.async.bulk.prefetch``; 0: off), so that the program
 #: which loads that tile finds it in the L2 and waits less on slow loads.  Slower everywhere
@@ -1219,16 +1216,14 @@ def _stagger(k, ns, w):
 
 
 @triton.jit
-def _pace(stamp_ptr, k, ps, n):
-    """Program k < n waits until the launch's start time (the zero kernel's stamp) + k * ps
-    picoseconds (``CLN_FWD_PACE_GBPS``); programs from n on start at once, without the stamp's
-    L2 round trip (``CLN_FWD_PACE_WAVES``)."""
-    if k < n:
-        t0 = tl.load(stamp_ptr, volatile=True)
-        until = t0 + (k.to(tl.int64) * ps) // 1000
-        t = _stamp(t0)
-        while t < until:
-            t = _stamp(t)
+def _pace(stamp_ptr, k, ps):
+    """Program k waits until the launch's start time (the zero kernel's stamp) + k * ps
+    picoseconds (``CLN_FWD_PACE_GBPS``)."""
+    t0 = tl.load(stamp_ptr, volatile=True)
+    until = t0 + (k.to(tl.int64) * ps) // 1000
+    t = _stamp(t0)
+    while t < until:
+        t = _stamp(t)
 
 
 # Inline PTX of ``_prefetch_rows``: one bulk L2 prefetch of a row segment, when the predicate
@@ -1380,7 +1375,6 @@ def _cln_fwd_kernel(
     AFFINE_EARLY: tl.constexpr = False,
     PACE: tl.constexpr = False,
     pace_ps=0,
-    pace_n=0,
     stamp_idx=0,
     PREFETCH: tl.constexpr = False,
     prefetch_tiles=0,
@@ -1400,7 +1394,7 @@ def _cln_fwd_kernel(
         WAIT_FIRST,
     )  # fmt: skip
     if PACE:  # after _tile_start's wait for the zero kernel (WAIT_FIRST): the stamp is there
-        _pace(scr_ptr + stamp_idx, j * B + b, pace_ps, pace_n)
+        _pace(scr_ptr + stamp_idx, j * B + b, pace_ps)
     t_ptr = scr_ptr + SCR_OFF + b * NTB  # this sequence's tile aggregate words
     g_ptr = scr_ptr + SCR_OFF + B * NTB + b * NG  # and its group words
     goff = B * NTB + b * NG - b * NTB  # g_ptr - t_ptr in words (the merged prefix reads both)
@@ -2432,17 +2426,6 @@ def _pace_ps(x: Tensor, p: _ClnPlan, atomic: bool, early: bool, alone: bool = Fa
     return max(1, round(tile_bytes * 1000.0 / gbps))
 
 
-def _pace_n(x: Tensor, p: _ClnPlan, pace_ps: int) -> int:
-    """How many programs of a paced forward wait for their start time (``CLN_FWD_PACE_WAVES``
-    first waves, at least one program; None: all of them); 0 where ``pace_ps`` is 0."""
-    if not pace_ps:
-        return 0
-    w = _spread_wave(x, p, "fwd")
-    if CLN_FWD_PACE_WAVES is None or w is None:
-        return p.nt
-    return max(1, min(p.nt, math.ceil(CLN_FWD_PACE_WAVES * w)))
-
-
 def _shared_kw(x: Tensor) -> dict[str, object]:
     """The arguments both cLN kernels take alike: their polling (``CLN_SPIN_SLEEP_NS``,
     ``CLN_SPIN_NEAREST``) and their 16-bit outputs' packing (``CLN_PACK_ASM``).  The sleep and
@@ -2553,7 +2536,6 @@ def cln_forward(
         AFFINE_EARLY=CLN_FWD_AFFINE_EARLY or (pace_ps > 0 and alone and CLN_FWD_ALONE_AFFINE_EARLY),
         PACE=pace_ps > 0,
         pace_ps=pace_ps,
-        pace_n=_pace_n(x, p, pace_ps),
         stamp_idx=n_scr,
         PREFETCH=pf > 0,
         prefetch_tiles=pf,
