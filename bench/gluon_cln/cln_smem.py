@@ -1,0 +1,292 @@
+"""A cLN forward whose tile lives in shared memory, in Triton's Gluon dialect (a prototype,
+GPU only, sm_90; not part of any backend).
+
+Why (NOTES 46): at long T the Triton forward's largest cost is the prefix wait (1.4-4.3 us,
+bench.ablate_cln), because a waiting tile holds its registers, and the registers bound how
+many tiles are resident (4 fp32 / 6 bf16 programs per SM).  Here the tile is brought into
+shared memory by TMA and never held in registers: an SM holds up to 7 fp32 / 14 bf16 tiles
+of 128 x 64, and every thread owns whole frames, so the per-frame reductions over the
+channels are within one thread (no shuffles, no barriers) and the per-frame work is done
+once per frame instead of once per channel-thread.
+
+One program per tile (C channels x BT frames of one sequence), tiles by program id, batch
+interleaved (the Triton forward's order): TMA load -> per-frame sums over the channels (two
+passes over shared memory: mean, then M2 about it, never E[x^2] - E[x]^2) -> in-tile Chan
+scan over frames -> the tile's aggregate published as one 64-bit word -> the group word
+(every G-th tile folds its group's G words) -> the exclusive prefix from the earlier groups'
+words and the own group's tile words (polled until published) -> the output written over
+the tile in shared memory -> TMA store.  The forward no backward follows: no per-frame
+statistics, no streaming state (the prototype measures; it does not serve the API).
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier, tma
+from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+_PTX_STAMP = gl.constexpr("mov.u64 $0, %globaltimer;")
+
+
+@gluon.jit
+def _stamp(dep):
+    return gl.inline_asm_elementwise(
+        _PTX_STAMP, "=l,r", [dep], dtype=gl.int64, is_pure=False, pack=1
+    )
+
+
+@gluon.jit
+def _chan(na, ma, Ma, nb, mb, Mb):
+    """Chan's merge of (count, mean, M2), a the earlier partition; an empty partition
+    (n = 0, mean 0, M2 0) is an identity on either side."""
+    n = na + nb
+    d = mb - ma
+    w = nb / gl.maximum(n, 1.0)
+    m = gl.where(na == 0, mb, gl.fma(d, w, ma))
+    return n, m, gl.fma(d * d * na, w, Ma + Mb)
+
+
+@gluon.jit
+def _pack(m, M):
+    # low 32 bits: the mean; high 32: M2 with its sign bit set (a published word is negative).
+    lo = m.to(gl.int32, bitcast=True).to(gl.uint32, bitcast=True).to(gl.int64)
+    hi = (M.to(gl.int32, bitcast=True) | -2147483648).to(gl.int64)
+    return (hi << 32) | lo
+
+
+@gluon.jit
+def _unpack(w):
+    m = w.to(gl.int32).to(gl.float32, bitcast=True)
+    M = ((w >> 32).to(gl.int32) & 0x7FFFFFFF).to(gl.float32, bitcast=True)
+    return m, M
+
+
+@gluon.jit
+def _wait_words(ptr, idx, need):
+    """Load the words ``ptr[idx]`` where ``need`` until every one is published."""
+    w = gl.load(ptr + idx, mask=need, other=0, volatile=True)
+    missing = gl.sum((need & (w >= 0)).to(gl.int32), axis=0)
+    while missing > 0:
+        w = gl.load(ptr + idx, mask=need, other=0, volatile=True)
+        missing = gl.sum((need & (w >= 0)).to(gl.int32), axis=0)
+    return w
+
+
+@gluon.jit
+def _fold(pn, pm, pM, w, need, wn):
+    """Fold a vector of published words (each of ``wn`` values) onto the prefix."""
+    wm, wM = _unpack(w)
+    wn = gl.where(need, wn, 0.0)
+    wm = gl.where(need, wm, 0.0)
+    wM = gl.where(need, wM, 0.0)
+    cn, cm, cM = gl.reduce((wn, wm, wM), 0, _chan)
+    return _chan(pn, pm, pM, cn, cm, cM)
+
+
+@gluon.jit
+def cln_fwd_smem_kernel(
+    x_desc,
+    y_desc,
+    gamma_ptr,
+    beta_ptr,
+    scr_ptr,
+    B,
+    T,
+    NTB,
+    NG,
+    eps,
+    stagger_ns,
+    stagger_w,
+    C: gl.constexpr,
+    C_BOX: gl.constexpr,
+    BT: gl.constexpr,
+    CC: gl.constexpr,
+    G: gl.constexpr,
+    HAS_GAMMA: gl.constexpr,
+    HAS_BETA: gl.constexpr,
+    STAGGER: gl.constexpr,
+    LEVEL: gl.constexpr,
+):
+    """``LEVEL`` (diagnostics; wrong outputs above 0): 1 no prefix wait, 2 also no statistics
+    (constants), 3 the TMA load and store alone."""
+    NW: gl.constexpr = gl.num_warps()
+    gl.static_assert(BT == 32 * NW, "one frame per thread")
+    # A chunk of CC channels x BT frames: each thread CC channels of its own frame.
+    L: gl.constexpr = gl.BlockedLayout([CC, 1], [1, 32], [1, NW], [0, 1])
+    FL: gl.constexpr = gl.SliceLayout(0, L)  # per-frame vectors: one frame per thread
+    CL: gl.constexpr = gl.SliceLayout(1, L)  # per-channel vectors of a chunk
+    VL: gl.constexpr = gl.BlockedLayout([G // (32 * NW)], [32], [NW], [0])  # word vectors
+    FB: gl.constexpr = gl.BlockedLayout([1], [32], [NW], [0])  # FL as a 1-D layout
+
+    pid = gl.program_id(0)
+    b = pid % B
+    i = pid // B
+    if STAGGER:  # the first wave's loads spread over stagger_w * stagger_ns ns
+        if pid < stagger_w:
+            t0 = _stamp(pid)
+            t = _stamp(pid)
+            while t - t0 < pid.to(gl.int64) * stagger_ns:
+                t = _stamp(t)
+
+    dtype: gl.constexpr = x_desc.dtype
+    smem = gl.allocate_shared_memory(dtype, [C, BT], x_desc.layout)
+    bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(bar, count=1)
+    mbarrier.expect(bar, C * BT * x_desc.block_type.element_ty.primitive_bitwidth // 8)
+    for k in gl.static_range(C // C_BOX):
+        tma.async_copy_global_to_shared(
+            x_desc, [b * C + k * C_BOX, i * BT], bar, smem.slice(k * C_BOX, C_BOX, dim=0)
+        )
+    mbarrier.wait(bar, phase=0)
+    mbarrier.invalidate(bar)
+
+    # The same bytes as C / CC chunks of CC rows (both layouts row-major, unswizzled), so that
+    # the chunk loops can index them at run time instead of unrolling C / CC copies.
+    chunks = smem._reinterpret(
+        dtype, [C // CC, CC, BT], gl.SwizzledSharedLayout(1, 1, 1, order=[1, 0])
+    )
+    t_ptr = scr_ptr + b * NTB  # this sequence's tile words
+    g_ptr = scr_ptr + B * NTB + b * NG  # and its group words
+    offs_t = i * BT + gl.arange(0, BT, layout=FL)
+    valid = offs_t < T
+    if LEVEL < 3:
+        # ---- per-frame statistics: two passes over shared memory, each in-thread ----
+        if LEVEL < 2:
+            acc = gl.zeros([CC, BT], gl.float32, L)
+            for k in range(C // CC):
+                acc += chunks.index(k).load(L).to(gl.float32)
+            fm = gl.sum(acc, axis=0) / C
+            acc2 = gl.zeros([CC, BT], gl.float32, L)
+            for k in range(C // CC):
+                d = chunks.index(k).load(L).to(gl.float32) - fm[None, :]
+                acc2 += d * d
+            fM = gl.sum(acc2, axis=0)
+        else:
+            fm = gl.zeros([BT], gl.float32, FL)
+            fM = gl.full([BT], 1.0, gl.float32, FL)
+        fn = gl.where(valid, C * 1.0, 0.0)
+        fm = gl.where(valid, fm, 0.0)
+        fM = gl.where(valid, fM, 0.0)
+        # ---- in-tile scan, publication, prefix ----
+        # The scan wants a blocked layout: the same one frame per thread, as a 1-D layout.
+        fn = gl.convert_layout(fn, FB)
+        fm = gl.convert_layout(fm, FB)
+        fM = gl.convert_layout(fM, FB)
+        sn, sm, sM = gl.associative_scan((fn, fm, fM), 0, _chan)
+        last = gl.arange(0, BT, layout=FB) == BT - 1
+        am = gl.sum(gl.where(last, sm, 0.0), axis=0)
+        aM = gl.sum(gl.where(last, sM, 0.0), axis=0)
+        pn = gl.sum(gl.zeros([BT], gl.float32, FB), axis=0)
+        pm = pn
+        pM = pn
+        if LEVEL < 1:
+            gl.atomic_xchg(t_ptr + i, _pack(am, aM), sem="relaxed")
+            lane = gl.arange(0, G, layout=VL)
+            if i % G == G - 1:  # close the group: fold its G tile words, publish the group word
+                allv = lane >= 0
+                w = _wait_words(t_ptr, i - (G - 1) + lane, allv)
+                z = gl.sum(gl.zeros([G], gl.float32, VL), axis=0)
+                gn, gm, gM = _fold(z, z, z, w, allv, C * 1.0 * BT)
+                gl.atomic_xchg(g_ptr + i // G, _pack(gm, gM), sem="relaxed")
+            gi = i // G
+            for c0 in range(0, gi, G):  # earlier groups, G words a round
+                j = c0 + lane
+                need = j < gi
+                w = _wait_words(g_ptr, j, need)
+                pn, pm, pM = _fold(pn, pm, pM, w, need, C * 1.0 * BT * G)
+            j = gi * G + lane  # the own group's earlier tiles
+            need = j < i
+            w = _wait_words(t_ptr, j, need)
+            pn, pm, pM = _fold(pn, pm, pM, w, need, C * 1.0 * BT)
+        # ---- per-frame statistics, then the output over the tile in shared memory ----
+        n_t, m_t, M_t = _chan(pn, pm, pM, sn, sm, sM)
+        r_t = 1.0 / gl.sqrt(M_t / gl.maximum(n_t, 1.0) + eps)
+        m_t = gl.convert_layout(m_t, FL)
+        r_t = gl.convert_layout(r_t, FL)
+        for k in range(C // CC):
+            xs = chunks.index(k)
+            out = (xs.load(L).to(gl.float32) - m_t[None, :]) * r_t[None, :]
+            cc = k * CC + gl.arange(0, CC, layout=CL)
+            if HAS_GAMMA:
+                out = out * gl.load(gamma_ptr + cc).to(gl.float32)[:, None]
+            if HAS_BETA:
+                out = out + gl.load(beta_ptr + cc).to(gl.float32)[:, None]
+            xs.store(out.to(dtype))
+        fence_async_shared()
+        gl.thread_barrier()
+    for k in gl.static_range(C // C_BOX):
+        tma.async_copy_shared_to_global(
+            y_desc, [b * C + k * C_BOX, i * BT], smem.slice(k * C_BOX, C_BOX, dim=0)
+        )
+    tma.store_wait(pendings=0)
+
+
+_GL_DTYPE = {torch.float32: gl.float32, torch.bfloat16: gl.bfloat16, torch.float16: gl.float16}
+
+
+def resident_per_sm(C: int, BT: int, itemsize: int, smem_sm: int = 228 * 1024) -> int:
+    """Programs of one tile each that fit an SM's shared memory (1 KB per block reserved)."""
+    return max(1, smem_sm // (C * BT * itemsize + 1024 + 64))
+
+
+def cln_forward_smem(
+    x: torch.Tensor,
+    gamma: torch.Tensor | None,
+    beta: torch.Tensor | None,
+    eps: float,
+    y: torch.Tensor,
+    num_warps: int = 2,
+    cc: int = 16,
+    group: int = 128,
+    stagger_ns: int = 3000,
+    level: int = 0,
+    scr: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """y = cLN(x) (the forward alone); ``scr``: int64 words, zeroed here (B * (NTB + NG))."""
+    B, C, T = x.shape
+    BT = 32 * num_warps
+    c_box = min(C, 256)
+    if C % c_box or C % cc or not x.is_contiguous() or (T * x.element_size()) % 16:
+        raise ValueError(f"cln_forward_smem: unsupported shape {tuple(x.shape)} / layout")
+    ntb = triton.cdiv(T, BT)
+    ng = triton.cdiv(ntb, group)
+    lay = gl.NVMMASharedLayout(swizzle_byte_width=0, element_bitwidth=8 * x.element_size(), rank=2)
+    x2 = x.view(B * C, T)
+    y2 = y.view(B * C, T)
+    xd = TensorDescriptor(x2, [B * C, T], [T, 1], [c_box, BT], lay)
+    yd = TensorDescriptor(y2, [B * C, T], [T, 1], [c_box, BT], lay)
+    n = B * (ntb + ng)
+    if scr is None or scr.numel() < n:
+        scr = torch.empty(n, dtype=torch.int64, device=x.device)
+    scr[:n].zero_()
+    nsm = torch.cuda.get_device_properties(x.device).multi_processor_count
+    w = resident_per_sm(C, BT, x.element_size()) * nsm
+    stagger = stagger_ns > 0 and B * ntb >= 2 * w
+    cln_fwd_smem_kernel[(B * ntb,)](
+        xd,
+        yd,
+        gamma if gamma is not None else x,
+        beta if beta is not None else x,
+        scr,
+        B,
+        T,
+        ntb,
+        ng,
+        float(eps),
+        max(1, stagger_ns // w) if stagger else 0,
+        w if stagger else 0,
+        C=C,
+        C_BOX=c_box,
+        BT=BT,
+        CC=cc,
+        G=group,
+        HAS_GAMMA=gamma is not None,
+        HAS_BETA=beta is not None,
+        STAGGER=stagger,
+        LEVEL=level,
+        num_warps=num_warps,
+    )
+    return y
