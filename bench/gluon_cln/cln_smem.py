@@ -109,17 +109,24 @@ def cln_fwd_smem_kernel(
     HAS_BETA: gl.constexpr,
     STAGGER: gl.constexpr,
     LEVEL: gl.constexpr,
+    FPT: gl.constexpr = 1,
+    WT: gl.constexpr = 0,
 ):
     """``LEVEL`` (diagnostics; wrong outputs above 0): 1 no prefix wait, 2 also no statistics
-    (constants), 3 the TMA load and store alone."""
+    (constants), 3 the TMA load and store alone.  Each thread holds FPT adjacent frames of CC
+    channels of a chunk; WT warps lie along the frames (0: all of them), the other WC along
+    the channels (their partial sums then meet in one cross-warp reduction per pass)."""
     NW: gl.constexpr = gl.num_warps()
-    gl.static_assert(BT == 32 * NW, "one frame per thread")
-    # A chunk of CC channels x BT frames: each thread CC channels of its own frame.
-    L: gl.constexpr = gl.BlockedLayout([CC, 1], [1, 32], [1, NW], [0, 1])
-    FL: gl.constexpr = gl.SliceLayout(0, L)  # per-frame vectors: one frame per thread
+    NWT: gl.constexpr = NW if WT == 0 else WT
+    WC: gl.constexpr = NW // NWT
+    gl.static_assert(BT == 32 * FPT * NWT, "BT = 32 lanes x FPT frames x the warps along T")
+    # A chunk of WC * CC channels x BT frames.
+    L: gl.constexpr = gl.BlockedLayout([CC, FPT], [1, 32], [WC, NWT], [1, 0])
+    FL: gl.constexpr = gl.SliceLayout(0, L)  # per-frame vectors
     CL: gl.constexpr = gl.SliceLayout(1, L)  # per-channel vectors of a chunk
     VL: gl.constexpr = gl.BlockedLayout([G // (32 * NW)], [32], [NW], [0])  # word vectors
-    FB: gl.constexpr = gl.BlockedLayout([1], [32], [NW], [0])  # FL as a 1-D layout
+    FB: gl.constexpr = gl.BlockedLayout([FPT], [32], [NW], [0])  # FL as a 1-D layout
+    CK: gl.constexpr = CC * WC  # channels per chunk
 
     pid = gl.program_id(0)
     b = pid % B
@@ -143,10 +150,10 @@ def cln_fwd_smem_kernel(
     mbarrier.wait(bar, phase=0)
     mbarrier.invalidate(bar)
 
-    # The same bytes as C / CC chunks of CC rows (both layouts row-major, unswizzled), so that
-    # the chunk loops can index them at run time instead of unrolling C / CC copies.
+    # The same bytes as C / CK chunks of CK rows (both layouts row-major, unswizzled), so that
+    # the chunk loops can index them at run time instead of unrolling C / CK copies.
     chunks = smem._reinterpret(
-        dtype, [C // CC, CC, BT], gl.SwizzledSharedLayout(1, 1, 1, order=[1, 0])
+        dtype, [C // CK, CK, BT], gl.SwizzledSharedLayout(1, 1, 1, order=[1, 0])
     )
     t_ptr = scr_ptr + b * NTB  # this sequence's tile words
     g_ptr = scr_ptr + B * NTB + b * NG  # and its group words
@@ -155,12 +162,12 @@ def cln_fwd_smem_kernel(
     if LEVEL < 3:
         # ---- per-frame statistics: two passes over shared memory, each in-thread ----
         if LEVEL < 2:
-            acc = gl.zeros([CC, BT], gl.float32, L)
-            for k in range(C // CC):
+            acc = gl.zeros([CK, BT], gl.float32, L)
+            for k in range(C // CK):
                 acc += chunks.index(k).load(L).to(gl.float32)
             fm = gl.sum(acc, axis=0) / C
-            acc2 = gl.zeros([CC, BT], gl.float32, L)
-            for k in range(C // CC):
+            acc2 = gl.zeros([CK, BT], gl.float32, L)
+            for k in range(C // CK):
                 d = chunks.index(k).load(L).to(gl.float32) - fm[None, :]
                 acc2 += d * d
             fM = gl.sum(acc2, axis=0)
@@ -206,10 +213,10 @@ def cln_fwd_smem_kernel(
         r_t = 1.0 / gl.sqrt(M_t / gl.maximum(n_t, 1.0) + eps)
         m_t = gl.convert_layout(m_t, FL)
         r_t = gl.convert_layout(r_t, FL)
-        for k in range(C // CC):
+        for k in range(C // CK):
             xs = chunks.index(k)
             out = (xs.load(L).to(gl.float32) - m_t[None, :]) * r_t[None, :]
-            cc = k * CC + gl.arange(0, CC, layout=CL)
+            cc = k * CK + gl.arange(0, CK, layout=CL)
             if HAS_GAMMA:
                 out = out * gl.load(gamma_ptr + cc).to(gl.float32)[:, None]
             if HAS_BETA:
@@ -240,6 +247,8 @@ def cln_forward_smem(
     y: torch.Tensor,
     num_warps: int = 2,
     cc: int = 16,
+    fpt: int = 1,
+    wt: int = 0,
     group: int = 128,
     stagger_ns: int = 3000,
     level: int = 0,
@@ -247,9 +256,10 @@ def cln_forward_smem(
 ) -> torch.Tensor:
     """y = cLN(x) (the forward alone); ``scr``: int64 words, zeroed here (B * (NTB + NG))."""
     B, C, T = x.shape
-    BT = 32 * num_warps
+    BT = 32 * fpt * (wt or num_warps)
     c_box = min(C, 256)
-    if C % c_box or C % cc or not x.is_contiguous() or (T * x.element_size()) % 16:
+    ck = cc * num_warps // (wt or num_warps)  # channels per chunk
+    if C % c_box or C % ck or not x.is_contiguous() or (T * x.element_size()) % 16:
         raise ValueError(f"cln_forward_smem: unsupported shape {tuple(x.shape)} / layout")
     ntb = triton.cdiv(T, BT)
     ng = triton.cdiv(ntb, group)
@@ -287,6 +297,8 @@ def cln_forward_smem(
         HAS_BETA=beta is not None,
         STAGGER=stagger,
         LEVEL=level,
+        FPT=fpt,
+        WT=wt,
         num_warps=num_warps,
     )
     return y

@@ -27,7 +27,8 @@ from common.testing import rel_error, tolerance
 
 SHAPES = [(16, 512, 4000), (4, 256, 16000), (2, 128, 64000)]
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
-#: name -> keyword arguments of cln_forward_smem
+#: name -> keyword arguments of cln_forward_smem.  "wN fF tT cC": N warps, F frames per thread,
+#: T warps along the frames (the others along the channels), C channels per thread and chunk.
 VARIANTS: dict[str, dict[str, object]] = {
     "default": {},
     "nw1": {"num_warps": 1},
@@ -40,6 +41,11 @@ VARIANTS: dict[str, dict[str, object]] = {
     "level2 no-stats": {"level": 2},
     "level3 load-store": {"level": 3},
 }
+for _w, _f, _c in ((4, 1, 8), (4, 2, 8), (8, 1, 4), (2, 2, 16), (4, 4, 8), (8, 2, 4)):
+    _kw = {"num_warps": _w, "fpt": _f, "wt": 1, "cc": _c}
+    VARIANTS[f"w{_w} f{_f} t1 c{_c}"] = _kw
+    VARIANTS[f"w{_w} f{_f} t1 c{_c} level1"] = {**_kw, "level": 1}
+    VARIANTS[f"w{_w} f{_f} t1 c{_c} level3"] = {**_kw, "level": 3}
 
 
 def _smem_steps(xs, ys, g, b, eps, scr, kw) -> list:
