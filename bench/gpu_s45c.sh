@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Session 45's third call: the Gluon shared-memory-tile forward (bench/gluon_cln) with its warps
 # split along the channels (one cross-warp reduction per statistics pass, fewer channels walked
-# per thread), checked and timed against the Triton forward. Archived into $OUT/s45c.tgz.
+# per thread), checked and timed against the Triton forward. Archived into $OUT/s45c.tgz. Ran
+# at 17e1fec (the statistics in two passes over shared memory; gpu_s45d.sh is the next call).
 #   OUT=out bash bench/gpu_s45c.sh
 set -uo pipefail
 SKIP_CUDA_BUILD=1 source bench/gpu_env.sh

@@ -123,10 +123,17 @@ def cln_fwd_smem_kernel(
     # A chunk of WC * CC channels x BT frames.
     L: gl.constexpr = gl.BlockedLayout([CC, FPT], [1, 32], [WC, NWT], [1, 0])
     FL: gl.constexpr = gl.SliceLayout(0, L)  # per-frame vectors
-    CL: gl.constexpr = gl.SliceLayout(1, L)  # per-channel vectors of a chunk
     VL: gl.constexpr = gl.BlockedLayout([G // (32 * NW)], [32], [NW], [0])  # word vectors
     FB: gl.constexpr = gl.BlockedLayout([FPT], [32], [NW], [0])  # FL as a 1-D layout
     CK: gl.constexpr = CC * WC  # channels per chunk
+    # A chunk as [WC, CC, BT]: warp w holds channels w * CC .. w * CC + CC - 1 of the chunk,
+    # each thread all CC of its FPT frames (the sums over CC stay within the thread).
+    L3: gl.constexpr = gl.BlockedLayout([1, CC, FPT], [1, 1, 32], [WC, 1, NWT], [2, 1, 0])
+    P2: gl.constexpr = gl.SliceLayout(1, L3)  # [WC, BT]: per warp and frame
+    F3: gl.constexpr = gl.SliceLayout(0, P2)  # [BT] as it broadcasts over a chunk
+    C2: gl.constexpr = gl.SliceLayout(2, L3)  # [WC, CC]: the chunk's channels
+    CW: gl.constexpr = gl.SliceLayout(1, C2)
+    CI: gl.constexpr = gl.SliceLayout(0, C2)
 
     pid = gl.program_id(0)
     b = pid % B
@@ -150,27 +157,37 @@ def cln_fwd_smem_kernel(
     mbarrier.wait(bar, phase=0)
     mbarrier.invalidate(bar)
 
-    # The same bytes as C / CK chunks of CK rows (both layouts row-major, unswizzled), so that
-    # the chunk loops can index them at run time instead of unrolling C / CK copies.
+    # The same bytes as C / CK chunks of WC x CC rows (both layouts row-major, unswizzled), so
+    # that the chunk loops can index them at run time instead of unrolling C / CK copies.
     chunks = smem._reinterpret(
-        dtype, [C // CK, CK, BT], gl.SwizzledSharedLayout(1, 1, 1, order=[1, 0])
+        dtype, [C // CK, WC, CC, BT], gl.SwizzledSharedLayout(1, 1, 1, order=[2, 1, 0])
     )
     t_ptr = scr_ptr + b * NTB  # this sequence's tile words
     g_ptr = scr_ptr + B * NTB + b * NG  # and its group words
     offs_t = i * BT + gl.arange(0, BT, layout=FL)
     valid = offs_t < T
     if LEVEL < 3:
-        # ---- per-frame statistics: two passes over shared memory, each in-thread ----
+        # ---- per-frame statistics in one pass over shared memory: each thread's CC channels
+        # of a chunk in registers, their mean and M2 about it (two passes over registers,
+        # never E[x^2] - E[x]^2), merged into the thread's running (mean, M2) by Chan's rule
+        # (every chunk has CC values per frame); the WC warps' partials merged at the end.
         if LEVEL < 2:
-            acc = gl.zeros([CK, BT], gl.float32, L)
+            rm = gl.zeros([WC, BT], gl.float32, P2)
+            rM = gl.zeros([WC, BT], gl.float32, P2)
             for k in range(C // CK):
-                acc += chunks.index(k).load(L).to(gl.float32)
-            fm = gl.sum(acc, axis=0) / C
-            acc2 = gl.zeros([CK, BT], gl.float32, L)
-            for k in range(C // CK):
-                d = chunks.index(k).load(L).to(gl.float32) - fm[None, :]
-                acc2 += d * d
-            fM = gl.sum(acc2, axis=0)
+                xk = chunks.index(k).load(L3).to(gl.float32)
+                lm = gl.sum(xk, axis=1) * (1.0 / CC)
+                d = xk - lm[:, None, :]
+                lM = gl.sum(d * d, axis=1)
+                na = k * CC * 1.0
+                w = CC / (na + CC)
+                dm = lm - rm
+                rm = gl.fma(dm, w, rm)
+                rM = gl.fma(dm * dm * na, w, rM + lM)
+            rn = gl.full([WC, BT], C * 1.0 / WC, gl.float32, P2)
+            _, fm, fM = gl.reduce((rn, rm, rM), 0, _chan)
+            fm = gl.convert_layout(fm, FL)
+            fM = gl.convert_layout(fM, FL)
         else:
             fm = gl.zeros([BT], gl.float32, FL)
             fM = gl.full([BT], 1.0, gl.float32, FL)
@@ -211,17 +228,22 @@ def cln_fwd_smem_kernel(
         # ---- per-frame statistics, then the output over the tile in shared memory ----
         n_t, m_t, M_t = _chan(pn, pm, pM, sn, sm, sM)
         r_t = 1.0 / gl.sqrt(M_t / gl.maximum(n_t, 1.0) + eps)
-        m_t = gl.convert_layout(m_t, FL)
-        r_t = gl.convert_layout(r_t, FL)
+        m3 = gl.convert_layout(m_t, F3)[None, None, :]
+        r3 = gl.convert_layout(r_t, F3)[None, None, :]
+        cw = gl.arange(0, WC, layout=CW)[:, None] * CC + gl.arange(0, CC, layout=CI)[None, :]
         for k in range(C // CK):
             xs = chunks.index(k)
-            out = (xs.load(L).to(gl.float32) - m_t[None, :]) * r_t[None, :]
-            cc = k * CK + gl.arange(0, CK, layout=CL)
+            cc = k * CK + cw
+            # y = x * a + (beta - mean * a), a = rstd * gamma: three operations a value.
             if HAS_GAMMA:
-                out = out * gl.load(gamma_ptr + cc).to(gl.float32)[:, None]
+                a = r3 * gl.load(gamma_ptr + cc).to(gl.float32)[:, :, None]
+            else:
+                a = r3 + gl.zeros([WC, CC, 1], gl.float32, L3)
             if HAS_BETA:
-                out = out + gl.load(beta_ptr + cc).to(gl.float32)[:, None]
-            xs.store(out.to(dtype))
+                cb = gl.fma(-m3, a, gl.load(beta_ptr + cc).to(gl.float32)[:, :, None])
+            else:
+                cb = -m3 * a
+            xs.store(gl.fma(xs.load(L3).to(gl.float32), a, cb).to(dtype))
         fence_async_shared()
         gl.thread_barrier()
     for k in gl.static_range(C // C_BOX):

@@ -41,7 +41,7 @@ VARIANTS: dict[str, dict[str, object]] = {
     "level2 no-stats": {"level": 2},
     "level3 load-store": {"level": 3},
 }
-for _w, _f, _c in ((4, 1, 8), (4, 2, 8), (8, 1, 4), (2, 2, 16), (4, 4, 8), (8, 2, 4)):
+for _w, _f, _c in ((4, 1, 8), (4, 2, 8), (2, 2, 16), (4, 4, 8), (4, 2, 16), (2, 1, 16)):
     _kw = {"num_warps": _w, "fpt": _f, "wt": 1, "cc": _c}
     VARIANTS[f"w{_w} f{_f} t1 c{_c}"] = _kw
     VARIANTS[f"w{_w} f{_f} t1 c{_c} level1"] = {**_kw, "level": 1}
