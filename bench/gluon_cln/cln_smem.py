@@ -132,8 +132,6 @@ def cln_fwd_smem_kernel(
     P2: gl.constexpr = gl.SliceLayout(1, L3)  # [WC, BT]: per warp and frame
     F3: gl.constexpr = gl.SliceLayout(0, P2)  # [BT] as it broadcasts over a chunk
     C2: gl.constexpr = gl.SliceLayout(2, L3)  # [WC, CC]: the chunk's channels
-    CW: gl.constexpr = gl.SliceLayout(1, C2)
-    CI: gl.constexpr = gl.SliceLayout(0, C2)
 
     pid = gl.program_id(0)
     b = pid % B
@@ -154,8 +152,20 @@ def cln_fwd_smem_kernel(
         tma.async_copy_global_to_shared(
             x_desc, [b * C + k * C_BOX, i * BT], bar, smem.slice(k * C_BOX, C_BOX, dim=0)
         )
+    # gamma / beta staged in shared memory while the tile loads: the output loop then reads
+    # them from there (a global load per chunk in that loop costs an L2 round trip each).
+    AF: gl.constexpr = gl.BlockedLayout([1], [32], [NW], [0])
+    flat: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[0])
+    cvec = gl.arange(0, C, layout=AF)
+    if HAS_GAMMA:
+        gsm = gl.allocate_shared_memory(gl.float32, [C], flat)
+        gsm.store(gl.load(gamma_ptr + cvec).to(gl.float32))
+    if HAS_BETA:
+        bsm = gl.allocate_shared_memory(gl.float32, [C], flat)
+        bsm.store(gl.load(beta_ptr + cvec).to(gl.float32))
     mbarrier.wait(bar, phase=0)
     mbarrier.invalidate(bar)
+    gl.thread_barrier()
 
     # The same bytes as C / CK chunks of WC x CC rows (both layouts row-major, unswizzled), so
     # that the chunk loops can index them at run time instead of unrolling C / CK copies.
@@ -230,17 +240,20 @@ def cln_fwd_smem_kernel(
         r_t = 1.0 / gl.sqrt(M_t / gl.maximum(n_t, 1.0) + eps)
         m3 = gl.convert_layout(m_t, F3)[None, None, :]
         r3 = gl.convert_layout(r_t, F3)[None, None, :]
-        cw = gl.arange(0, WC, layout=CW)[:, None] * CC + gl.arange(0, CC, layout=CI)[None, :]
+        aff: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[1, 0])
+        if HAS_GAMMA:
+            gch = gsm._reinterpret(gl.float32, [C // CK, WC, CC], aff)
+        if HAS_BETA:
+            bch = bsm._reinterpret(gl.float32, [C // CK, WC, CC], aff)
         for k in range(C // CK):
             xs = chunks.index(k)
-            cc = k * CK + cw
             # y = x * a + (beta - mean * a), a = rstd * gamma: three operations a value.
             if HAS_GAMMA:
-                a = r3 * gl.load(gamma_ptr + cc).to(gl.float32)[:, :, None]
+                a = r3 * gch.index(k).load(C2)[:, :, None]
             else:
                 a = r3 + gl.zeros([WC, CC, 1], gl.float32, L3)
             if HAS_BETA:
-                cb = gl.fma(-m3, a, gl.load(beta_ptr + cc).to(gl.float32)[:, :, None])
+                cb = gl.fma(-m3, a, bch.index(k).load(C2)[:, :, None])
             else:
                 cb = -m3 * a
             xs.store(gl.fma(xs.load(L3).to(gl.float32), a, cb).to(dtype))

@@ -45,6 +45,7 @@ for _w, _f, _c in ((4, 1, 8), (4, 2, 8), (2, 2, 16), (4, 4, 8), (4, 2, 16), (2, 
     _kw = {"num_warps": _w, "fpt": _f, "wt": 1, "cc": _c}
     VARIANTS[f"w{_w} f{_f} t1 c{_c}"] = _kw
     VARIANTS[f"w{_w} f{_f} t1 c{_c} level1"] = {**_kw, "level": 1}
+    VARIANTS[f"w{_w} f{_f} t1 c{_c} level2"] = {**_kw, "level": 2}
     VARIANTS[f"w{_w} f{_f} t1 c{_c} level3"] = {**_kw, "level": 3}
 
 
