@@ -111,6 +111,7 @@ def cln_fwd_smem_kernel(
     LEVEL: gl.constexpr,
     FPT: gl.constexpr = 1,
     WT: gl.constexpr = 0,
+    PAD: gl.constexpr = 0,
 ):
     """``LEVEL`` (diagnostics; wrong outputs above 0): 1 no prefix wait, 2 also no statistics
     (constants), 3 the TMA load and store alone.  Each thread holds FPT adjacent frames of CC
@@ -146,6 +147,9 @@ def cln_fwd_smem_kernel(
     dtype: gl.constexpr = x_desc.dtype
     smem = gl.allocate_shared_memory(dtype, [C, BT], x_desc.layout)
     bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    if PAD > 0:  # shared memory held and unused: fewer programs per SM (``per_sm``)
+        pad = gl.allocate_shared_memory(gl.int8, [PAD], gl.SwizzledSharedLayout(1, 1, 1, [0]))
+        pad._keep_alive()
     mbarrier.init(bar, count=1)
     mbarrier.expect(bar, C * BT * x_desc.block_type.element_ty.primitive_bitwidth // 8)
     for k in gl.static_range(C // C_BOX):
@@ -287,6 +291,7 @@ def cln_forward_smem(
     group: int = 128,
     stagger_ns: int = 3000,
     level: int = 0,
+    per_sm: int = 0,
     scr: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """y = cLN(x) (the forward alone); ``scr``: int64 words, zeroed here (B * (NTB + NG))."""
@@ -308,9 +313,14 @@ def cln_forward_smem(
         scr = torch.empty(n, dtype=torch.int64, device=x.device)
     scr[:n].zero_()
     nsm = torch.cuda.get_device_properties(x.device).multi_processor_count
-    w = resident_per_sm(C, BT, x.element_size()) * nsm
+    base = C * BT * x.element_size() + 8 * C + 1536  # the tile, gamma / beta, scratch
+    pad = 0
+    if per_sm:  # pad each program's shared memory so that at most per_sm fit an SM
+        pad = max(0, (228 * 1024) // per_sm - 1024 - base + 64)
+        pad = (pad + 127) // 128 * 128
+    w = (per_sm or resident_per_sm(C, BT, x.element_size())) * nsm
     stagger = stagger_ns > 0 and B * ntb >= 2 * w
-    cln_fwd_smem_kernel[(B * ntb,)](
+    ck = cln_fwd_smem_kernel[(B * ntb,)](
         xd,
         yd,
         gamma if gamma is not None else x,
@@ -334,6 +344,8 @@ def cln_forward_smem(
         LEVEL=level,
         FPT=fpt,
         WT=wt,
+        PAD=pad,
         num_warps=num_warps,
     )
+    cln_forward_smem.last_shared = int(ck.metadata.shared)
     return y

@@ -46,6 +46,9 @@ for _w, _f, _c in ((4, 1, 8), (4, 2, 8), (2, 2, 16), (4, 4, 8), (4, 2, 16), (2, 
     VARIANTS[f"w{_w} f{_f} t1 c{_c}"] = _kw
     VARIANTS[f"w{_w} f{_f} t1 c{_c} level1"] = {**_kw, "level": 1}
     VARIANTS[f"w{_w} f{_f} t1 c{_c} level2"] = {**_kw, "level": 2}
+    for _n in (3, 4, 6, 8):  # programs per SM capped (padded shared memory)
+        VARIANTS[f"w{_w} f{_f} t1 c{_c} sm{_n}"] = {**_kw, "per_sm": _n}
+        VARIANTS[f"w{_w} f{_f} t1 c{_c} sm{_n} level1"] = {**_kw, "per_sm": _n, "level": 1}
     VARIANTS[f"w{_w} f{_f} t1 c{_c} level3"] = {**_kw, "level": 3}
 
 
@@ -107,7 +110,8 @@ def main() -> int:
                     gbs = nbytes / (ms * 1e-3)
                     print(
                         f"{str(shape):18s} {dname} {v:20s} {ms * 1e3:8.1f} us {gbs / bw:5.3f}"
-                        f"  err {e:.2e}{' WRONG' if wrong else ''}",
+                        f"  err {e:.2e}{' WRONG' if wrong else ''}"
+                        f"  shared {getattr(cln_forward_smem, 'last_shared', 0)} B",
                         flush=True,
                     )
                 ms = t_ms(*_triton_steps(xs, g, b, eps))
