@@ -17,6 +17,13 @@ scan over frames -> the tile's aggregate published as one 64-bit word -> the gro
 words and the own group's tile words (polled until published) -> the output written over
 the tile in shared memory -> TMA store.  The forward no backward follows: no per-frame
 statistics, no streaming state (the prototype measures; it does not serve the API).
+
+Measured (H200, Triton 3.6, bench/results/NOTES.md 46.3, ``bash bench/gpu_s45e.sh``): correct
+to float rounding, and slower than the Triton backend's forward at five of the six cLN target
+cases (e.g. (2, 128, 64000) fp32 40.5 us against 38.1, bf16 26.7 against 25.0), about even at
+(16, 512, 4000) bf16 (45.1 against 45.5).  Its statistics and output are cheap; its prefix
+wait at long T is as long as the register tile's or longer, with more tiles resident or fewer.
+Not adopted.  Needs Triton 3.6's Gluon API (``_reinterpret``, ``tma``, ``mbarrier``).
 """
 
 from __future__ import annotations
