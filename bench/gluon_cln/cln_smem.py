@@ -82,6 +82,54 @@ def _wait_words(ptr, idx, need):
     return w
 
 
+def _ptx_spin(pack: int) -> str:
+    """Inline PTX: each thread reloads its own ``pack`` words that are not yet published
+    (negative) until all of them are, with no reduction and no barrier between polls (the
+    Triton forward's ``CLN_FWD_THREAD_SPIN``).  Operands: the words returned, the words as
+    first loaded (masked-off lanes as -1: ready), their addresses."""
+    ks = range(pack)
+    lines = ["{", f".reg .pred sp<{pack}>;", ".reg .pred sall;", f".reg .b64 sw<{pack}>;"]
+    lines += [f"mov.b64 sw{k}, ${pack + k};" for k in ks]
+    lines.append("SPIN_WAIT:")
+    lines += [f"setp.lt.s64 sp{k}, sw{k}, 0;" for k in ks]
+    lines.append("mov.pred sall, sp0;")
+    lines += [f"and.pred sall, sall, sp{k};" for k in ks if k > 0]
+    lines.append("@sall bra SPIN_DONE;")
+    lines += [f"@!sp{k} ld.volatile.global.b64 sw{k}, [${2 * pack + k}];" for k in ks]
+    lines += ["bra SPIN_WAIT;", "SPIN_DONE:"]
+    lines += [f"mov.b64 ${k}, sw{k};" for k in ks]
+    lines.append("}")
+    return "\n\t".join(lines)
+
+
+_SPIN_1 = gl.constexpr(_ptx_spin(1))
+_SPIN_2 = gl.constexpr(_ptx_spin(2))
+_SPIN_4 = gl.constexpr(_ptx_spin(4))
+_CONS_1 = gl.constexpr(",".join(["=l"] * 1 + ["l"] * 2))
+_CONS_2 = gl.constexpr(",".join(["=l"] * 2 + ["l"] * 4))
+_CONS_4 = gl.constexpr(",".join(["=l"] * 4 + ["l"] * 8))
+
+
+@gluon.jit
+def _wait_thread(ptr, idx, need, PK: gl.constexpr):
+    """``_wait_words`` with each thread polling only its own PK words (no barrier a poll);
+    masked-off lanes read -1 (ready) and must be ignored by the caller."""
+    w = gl.load(ptr + idx, mask=need, other=-1, volatile=True)
+    if PK == 1:
+        w = gl.inline_asm_elementwise(
+            _SPIN_1, _CONS_1, [w, ptr + idx], dtype=gl.int64, is_pure=False, pack=1
+        )
+    elif PK == 2:
+        w = gl.inline_asm_elementwise(
+            _SPIN_2, _CONS_2, [w, ptr + idx], dtype=gl.int64, is_pure=False, pack=2
+        )
+    else:
+        w = gl.inline_asm_elementwise(
+            _SPIN_4, _CONS_4, [w, ptr + idx], dtype=gl.int64, is_pure=False, pack=4
+        )
+    return w
+
+
 @gluon.jit
 def _fold(pn, pm, pM, w, need, wn):
     """Fold a vector of published words (each of ``wn`` values) onto the prefix."""
@@ -119,6 +167,7 @@ def cln_fwd_smem_kernel(
     FPT: gl.constexpr = 1,
     WT: gl.constexpr = 0,
     PAD: gl.constexpr = 0,
+    WAIT: gl.constexpr = 0,
 ):
     """``LEVEL`` (diagnostics; wrong outputs above 0): 1 no prefix wait, 2 also no statistics
     (constants), 3 the TMA load and store alone.  Each thread holds FPT adjacent frames of CC
@@ -132,6 +181,9 @@ def cln_fwd_smem_kernel(
     L: gl.constexpr = gl.BlockedLayout([CC, FPT], [1, 32], [WC, NWT], [1, 0])
     FL: gl.constexpr = gl.SliceLayout(0, L)  # per-frame vectors
     VL: gl.constexpr = gl.BlockedLayout([G // (32 * NW)], [32], [NW], [0])  # word vectors
+    PK1: gl.constexpr = G // (32 * NW)  # words a thread polls
+    PK2: gl.constexpr = 2 * G // (32 * NW)
+    VL2: gl.constexpr = gl.BlockedLayout([PK2], [32], [NW], [0])  # the merged prefix's words
     FB: gl.constexpr = gl.BlockedLayout([FPT], [32], [NW], [0])  # FL as a 1-D layout
     CK: gl.constexpr = CC * WC  # channels per chunk
     # A chunk as [WC, CC, BT]: warp w holds channels w * CC .. w * CC + CC - 1 of the chunk,
@@ -232,20 +284,36 @@ def cln_fwd_smem_kernel(
             lane = gl.arange(0, G, layout=VL)
             if i % G == G - 1:  # close the group: fold its G tile words, publish the group word
                 allv = lane >= 0
-                w = _wait_words(t_ptr, i - (G - 1) + lane, allv)
+                if WAIT == 1:
+                    w = _wait_thread(t_ptr, i - (G - 1) + lane, allv, PK1)
+                else:
+                    w = _wait_words(t_ptr, i - (G - 1) + lane, allv)
                 z = gl.sum(gl.zeros([G], gl.float32, VL), axis=0)
                 gn, gm, gM = _fold(z, z, z, w, allv, C * 1.0 * BT)
                 gl.atomic_xchg(g_ptr + i // G, _pack(gm, gM), sem="relaxed")
             gi = i // G
-            for c0 in range(0, gi, G):  # earlier groups, G words a round
-                j = c0 + lane
-                need = j < gi
-                w = _wait_words(g_ptr, j, need)
-                pn, pm, pM = _fold(pn, pm, pM, w, need, C * 1.0 * BT * G)
-            j = gi * G + lane  # the own group's earlier tiles
-            need = j < i
-            w = _wait_words(t_ptr, j, need)
-            pn, pm, pM = _fold(pn, pm, pM, w, need, C * 1.0 * BT)
+            if WAIT == 1:
+                # The earlier groups' words (NG <= G: one round) and the own group's earlier
+                # tiles' words as one vector of 2 G: one wait, one fold (the Triton forward's
+                # CLN_FWD_PREFIX_MERGED), each thread polling its own words.
+                lane2 = gl.arange(0, 2 * G, layout=VL2)
+                is_g = lane2 < G
+                jt = gi * G + lane2 - G
+                need2 = gl.where(is_g, lane2 < gi, (jt < i) & (lane2 >= G))
+                idx2 = gl.where(is_g, B * NTB + b * NG - b * NTB + lane2, jt)
+                w2 = _wait_thread(t_ptr, idx2, need2, PK2)
+                wn2 = gl.where(is_g, C * 1.0 * BT * G, C * 1.0 * BT)
+                pn, pm, pM = _fold(pn, pm, pM, w2, need2, wn2)
+            else:
+                for c0 in range(0, gi, G):  # earlier groups, G words a round
+                    j = c0 + lane
+                    need = j < gi
+                    w = _wait_words(g_ptr, j, need)
+                    pn, pm, pM = _fold(pn, pm, pM, w, need, C * 1.0 * BT * G)
+                j = gi * G + lane  # the own group's earlier tiles
+                need = j < i
+                w = _wait_words(t_ptr, j, need)
+                pn, pm, pM = _fold(pn, pm, pM, w, need, C * 1.0 * BT)
         # ---- per-frame statistics, then the output over the tile in shared memory ----
         n_t, m_t, M_t = _chan(pn, pm, pM, sn, sm, sM)
         r_t = 1.0 / gl.sqrt(M_t / gl.maximum(n_t, 1.0) + eps)
@@ -299,6 +367,7 @@ def cln_forward_smem(
     stagger_ns: int = 3000,
     level: int = 0,
     per_sm: int = 0,
+    wait: int = 0,
     scr: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """y = cLN(x) (the forward alone); ``scr``: int64 words, zeroed here (B * (NTB + NG))."""
@@ -310,6 +379,8 @@ def cln_forward_smem(
         raise ValueError(f"cln_forward_smem: unsupported shape {tuple(x.shape)} / layout")
     ntb = triton.cdiv(T, BT)
     ng = triton.cdiv(ntb, group)
+    if wait == 1 and ng > group:
+        raise ValueError(f"cln_forward_smem: wait=1 folds at most {group} groups, not {ng}")
     lay = gl.NVMMASharedLayout(swizzle_byte_width=0, element_bitwidth=8 * x.element_size(), rank=2)
     x2 = x.view(B * C, T)
     y2 = y.view(B * C, T)
@@ -352,6 +423,7 @@ def cln_forward_smem(
         FPT=fpt,
         WT=wt,
         PAD=pad,
+        WAIT=wait,
         num_warps=num_warps,
     )
     cln_forward_smem.last_shared = int(ck.metadata.shared)

@@ -46,6 +46,9 @@ for _w, _f, _c in ((4, 1, 8), (4, 2, 8), (2, 2, 16), (4, 4, 8), (4, 2, 16), (2, 
     VARIANTS[f"w{_w} f{_f} t1 c{_c}"] = _kw
     VARIANTS[f"w{_w} f{_f} t1 c{_c} level1"] = {**_kw, "level": 1}
     VARIANTS[f"w{_w} f{_f} t1 c{_c} level2"] = {**_kw, "level": 2}
+    # The merged prefix polled per thread (``wait=1``), and that with 6 us of stagger.
+    VARIANTS[f"w{_w} f{_f} t1 c{_c} tspin"] = {**_kw, "wait": 1}
+    VARIANTS[f"w{_w} f{_f} t1 c{_c} tspin st6"] = {**_kw, "wait": 1, "stagger_ns": 6000}
     for _n in (3, 4, 6, 8):  # programs per SM capped (padded shared memory)
         VARIANTS[f"w{_w} f{_f} t1 c{_c} sm{_n}"] = {**_kw, "per_sm": _n}
         VARIANTS[f"w{_w} f{_f} t1 c{_c} sm{_n} level1"] = {**_kw, "per_sm": _n, "level": 1}
