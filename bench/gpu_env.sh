@@ -211,3 +211,14 @@ gpu_final_tests_bench() {
   esac
   ls -la "$OUT"
 }
+
+# The Gluon shared-memory-tile cLN forward prototype (bench/gluon_cln) checked and timed against
+# the Triton forward: bench.gluon_cln.run's variants $2 (comma-separated) at the shapes $3
+# (default: the three cLN targets) into $OUT/$1.log; the limit is T_GL (default 420 s).
+gpu_gluon_run() {
+  local shapes=()
+  if [ -n "${3:-}" ]; then shapes=(--shapes "$3"); fi
+  timeout -s KILL "${T_GL:-420}" python3 -m bench.gluon_cln.run "${shapes[@]}" --variants "$2" \
+    > "$OUT/$1.log" 2>&1
+  echo "gluon rc=$?"; tail -80 "$OUT/$1.log"
+}

@@ -8,7 +8,5 @@ set -uo pipefail
 SKIP_CUDA_BUILD=1 source bench/gpu_env.sh
 V="w4 f1 t1 c8,w4 f2 t1 c8,w8 f1 t1 c4,w2 f2 t1 c16,w4 f4 t1 c8,w8 f2 t1 c4"
 V="$V,w4 f1 t1 c8 level1,w4 f1 t1 c8 level3,w4 f2 t1 c8 level1,w4 f2 t1 c8 level3"
-timeout -s KILL ${T_GL:-420} python3 -m bench.gluon_cln.run --variants "${GL_VARIANTS:-$V}" \
-  > "$OUT/gluon45c.log" 2>&1
-echo "gluon rc=$?"; tail -80 "$OUT/gluon45c.log"
+gpu_gluon_run gluon45c "${GL_VARIANTS:-$V}"
 gpu_archive s45c

@@ -8,7 +8,5 @@ set -uo pipefail
 SKIP_CUDA_BUILD=1 source bench/gpu_env.sh
 V="w4 f2 t1 c8,w4 f2 t1 c8 level1"
 for n in 3 4 6 8; do V="$V,w4 f2 t1 c8 sm$n,w4 f2 t1 c8 sm$n level1"; done
-timeout -s KILL ${T_GL:-420} python3 -m bench.gluon_cln.run --shapes 4x256x16000,2x128x64000 \
-  --variants "${GL_VARIANTS:-$V}" > "$OUT/gluon45f.log" 2>&1
-echo "gluon rc=$?"; tail -80 "$OUT/gluon45f.log"
+gpu_gluon_run gluon45f "${GL_VARIANTS:-$V}" 4x256x16000,2x128x64000
 gpu_archive s45f

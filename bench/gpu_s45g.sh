@@ -8,7 +8,5 @@ set -uo pipefail
 SKIP_CUDA_BUILD=1 source bench/gpu_env.sh
 V="w4 f2 t1 c8,w4 f2 t1 c8 tspin,w2 f2 t1 c16,w2 f2 t1 c16 tspin,w4 f1 t1 c8,w4 f1 t1 c8 tspin"
 V="$V,w4 f2 t1 c8 tspin st6,w4 f2 t1 c8 level1"
-timeout -s KILL ${T_GL:-420} python3 -m bench.gluon_cln.run --variants "${GL_VARIANTS:-$V}" \
-  > "$OUT/gluon45g.log" 2>&1
-echo "gluon rc=$?"; tail -80 "$OUT/gluon45g.log"
+gpu_gluon_run gluon45g "${GL_VARIANTS:-$V}"
 gpu_archive s45g

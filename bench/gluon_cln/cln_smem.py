@@ -35,6 +35,8 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier, tma
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
+from backends.triton.kernels import _chan, _pack_fwd, _ptx_spin_fwd, _spin_constraints, _unpack_fwd
+
 _PTX_STAMP = gl.constexpr("mov.u64 $0, %globaltimer;")
 
 
@@ -43,32 +45,6 @@ def _stamp(dep):
     return gl.inline_asm_elementwise(
         _PTX_STAMP, "=l,r", [dep], dtype=gl.int64, is_pure=False, pack=1
     )
-
-
-@gluon.jit
-def _chan(na, ma, Ma, nb, mb, Mb):
-    """Chan's merge of (count, mean, M2), a the earlier partition; an empty partition
-    (n = 0, mean 0, M2 0) is an identity on either side."""
-    n = na + nb
-    d = mb - ma
-    w = nb / gl.maximum(n, 1.0)
-    m = gl.where(na == 0, mb, gl.fma(d, w, ma))
-    return n, m, gl.fma(d * d * na, w, Ma + Mb)
-
-
-@gluon.jit
-def _pack(m, M):
-    # low 32 bits: the mean; high 32: M2 with its sign bit set (a published word is negative).
-    lo = m.to(gl.int32, bitcast=True).to(gl.uint32, bitcast=True).to(gl.int64)
-    hi = (M.to(gl.int32, bitcast=True) | -2147483648).to(gl.int64)
-    return (hi << 32) | lo
-
-
-@gluon.jit
-def _unpack(w):
-    m = w.to(gl.int32).to(gl.float32, bitcast=True)
-    M = ((w >> 32).to(gl.int32) & 0x7FFFFFFF).to(gl.float32, bitcast=True)
-    return m, M
 
 
 @gluon.jit
@@ -82,32 +58,15 @@ def _wait_words(ptr, idx, need):
     return w
 
 
-def _ptx_spin(pack: int) -> str:
-    """Inline PTX: each thread reloads its own ``pack`` words that are not yet published
-    (negative) until all of them are, with no reduction and no barrier between polls (the
-    Triton forward's ``CLN_FWD_THREAD_SPIN``).  Operands: the words returned, the words as
-    first loaded (masked-off lanes as -1: ready), their addresses."""
-    ks = range(pack)
-    lines = ["{", f".reg .pred sp<{pack}>;", ".reg .pred sall;", f".reg .b64 sw<{pack}>;"]
-    lines += [f"mov.b64 sw{k}, ${pack + k};" for k in ks]
-    lines.append("SPIN_WAIT:")
-    lines += [f"setp.lt.s64 sp{k}, sw{k}, 0;" for k in ks]
-    lines.append("mov.pred sall, sp0;")
-    lines += [f"and.pred sall, sall, sp{k};" for k in ks if k > 0]
-    lines.append("@sall bra SPIN_DONE;")
-    lines += [f"@!sp{k} ld.volatile.global.b64 sw{k}, [${2 * pack + k}];" for k in ks]
-    lines += ["bra SPIN_WAIT;", "SPIN_DONE:"]
-    lines += [f"mov.b64 ${k}, sw{k};" for k in ks]
-    lines.append("}")
-    return "\n\t".join(lines)
-
-
-_SPIN_1 = gl.constexpr(_ptx_spin(1))
-_SPIN_2 = gl.constexpr(_ptx_spin(2))
-_SPIN_4 = gl.constexpr(_ptx_spin(4))
-_CONS_1 = gl.constexpr(",".join(["=l"] * 1 + ["l"] * 2))
-_CONS_2 = gl.constexpr(",".join(["=l"] * 2 + ["l"] * 4))
-_CONS_4 = gl.constexpr(",".join(["=l"] * 4 + ["l"] * 8))
+# The Triton forward's per-thread polls (``CLN_FWD_THREAD_SPIN``): the same inline PTX.  Its
+# Chan merge and word format (``_chan``, ``_pack_fwd``, ``_unpack_fwd``) are called as they are:
+# Gluon compiles ``triton.jit`` helpers that take no layouts.
+_SPIN_1 = gl.constexpr(_ptx_spin_fwd(1))
+_SPIN_2 = gl.constexpr(_ptx_spin_fwd(2))
+_SPIN_4 = gl.constexpr(_ptx_spin_fwd(4))
+_CONS_1 = gl.constexpr(_spin_constraints(1))
+_CONS_2 = gl.constexpr(_spin_constraints(2))
+_CONS_4 = gl.constexpr(_spin_constraints(4))
 
 
 @gluon.jit
@@ -133,7 +92,7 @@ def _wait_thread(ptr, idx, need, PK: gl.constexpr):
 @gluon.jit
 def _fold(pn, pm, pM, w, need, wn):
     """Fold a vector of published words (each of ``wn`` values) onto the prefix."""
-    wm, wM = _unpack(w)
+    wm, wM = _unpack_fwd(w)
     wn = gl.where(need, wn, 0.0)
     wm = gl.where(need, wm, 0.0)
     wM = gl.where(need, wM, 0.0)
@@ -280,7 +239,7 @@ def cln_fwd_smem_kernel(
         pm = pn
         pM = pn
         if LEVEL < 1:
-            gl.atomic_xchg(t_ptr + i, _pack(am, aM), sem="relaxed")
+            gl.atomic_xchg(t_ptr + i, _pack_fwd(am, aM), sem="relaxed")
             lane = gl.arange(0, G, layout=VL)
             if i % G == G - 1:  # close the group: fold its G tile words, publish the group word
                 allv = lane >= 0
@@ -290,7 +249,7 @@ def cln_fwd_smem_kernel(
                     w = _wait_words(t_ptr, i - (G - 1) + lane, allv)
                 z = gl.sum(gl.zeros([G], gl.float32, VL), axis=0)
                 gn, gm, gM = _fold(z, z, z, w, allv, C * 1.0 * BT)
-                gl.atomic_xchg(g_ptr + i // G, _pack(gm, gM), sem="relaxed")
+                gl.atomic_xchg(g_ptr + i // G, _pack_fwd(gm, gM), sem="relaxed")
             gi = i // G
             if WAIT == 1:
                 # The earlier groups' words (NG <= G: one round) and the own group's earlier
