@@ -35,7 +35,7 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier, tma
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
-from backends.triton.kernels import _chan, _pack_fwd, _ptx_spin_fwd, _spin_constraints, _unpack_fwd
+from backends.triton.kernels import _chan, _pack_fwd, _spin_thread, _unpack_fwd
 
 _PTX_STAMP = gl.constexpr("mov.u64 $0, %globaltimer;")
 
@@ -58,35 +58,14 @@ def _wait_words(ptr, idx, need):
     return w
 
 
-# The Triton forward's per-thread polls (``CLN_FWD_THREAD_SPIN``): the same inline PTX.  Its
-# Chan merge and word format (``_chan``, ``_pack_fwd``, ``_unpack_fwd``) are called as they are:
-# Gluon compiles ``triton.jit`` helpers that take no layouts.
-_SPIN_1 = gl.constexpr(_ptx_spin_fwd(1))
-_SPIN_2 = gl.constexpr(_ptx_spin_fwd(2))
-_SPIN_4 = gl.constexpr(_ptx_spin_fwd(4))
-_CONS_1 = gl.constexpr(_spin_constraints(1))
-_CONS_2 = gl.constexpr(_spin_constraints(2))
-_CONS_4 = gl.constexpr(_spin_constraints(4))
-
-
 @gluon.jit
 def _wait_thread(ptr, idx, need, PK: gl.constexpr):
-    """``_wait_words`` with each thread polling only its own PK words (no barrier a poll);
-    masked-off lanes read -1 (ready) and must be ignored by the caller."""
+    """``_wait_words`` with each thread polling only its own PK words, no barrier a poll (the
+    Triton forward's ``CLN_FWD_THREAD_SPIN``: its ``_spin_thread``, called as it is, as are its
+    Chan merge and word format; Gluon compiles ``triton.jit`` helpers that take no layouts).
+    Masked-off lanes read -1 (ready) and must be ignored by the caller."""
     w = gl.load(ptr + idx, mask=need, other=-1, volatile=True)
-    if PK == 1:
-        w = gl.inline_asm_elementwise(
-            _SPIN_1, _CONS_1, [w, ptr + idx], dtype=gl.int64, is_pure=False, pack=1
-        )
-    elif PK == 2:
-        w = gl.inline_asm_elementwise(
-            _SPIN_2, _CONS_2, [w, ptr + idx], dtype=gl.int64, is_pure=False, pack=2
-        )
-    else:
-        w = gl.inline_asm_elementwise(
-            _SPIN_4, _CONS_4, [w, ptr + idx], dtype=gl.int64, is_pure=False, pack=4
-        )
-    return w
+    return _spin_thread(w, ptr + idx, PK)
 
 
 @gluon.jit
