@@ -27,6 +27,7 @@ import torch
 
 import common
 from backends.triton import kernels as K
+from bench.shapes import parse_shapes
 from bench.timing import copy_bandwidth
 from bench.tune import knobs, t_ms
 
@@ -174,9 +175,10 @@ def main() -> int:
         run_backward([(16, 512, 4000), (4, 256, 16000), (2, 128, 64000)])
         return 0
     if args.once:
-        shape = tuple(int(v) for v in args.shape.split("x")) if args.shape else SHAPES[0]
-        if len(shape) != 3:
-            ap.error(f"--shape wants BxCxT, got {args.shape!r}")
+        try:
+            shape = parse_shapes(args.shape, 3)[0] if args.shape else SHAPES[0]
+        except ValueError as exc:
+            ap.error(f"--shape: {exc}")
         with knobs(K, {"CLN_TICKET_RUN": args.run, "_DIAG_ABLATE": args.level}):
             run_once("triton", shape, DTYPES[args.once])
         return 0
@@ -190,11 +192,10 @@ def main() -> int:
     for run in () if args.no_runs else (2, 4, 8, 16):
         variants[f"run{run}"] = {"CLN_TICKET_RUN": run}
         variants[f"ablate3 run{run}"] = {"_DIAG_ABLATE": 3, "CLN_TICKET_RUN": run}
-    shapes = SHAPES
-    if args.shapes:
-        shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")]
-        if any(len(s) != 3 for s in shapes):
-            ap.error(f"--shapes wants BxCxT,..., got {args.shapes!r}")
+    try:
+        shapes = parse_shapes(args.shapes, 3) if args.shapes else SHAPES
+    except ValueError as exc:
+        ap.error(f"--shapes: {exc}")
     if args.dtype:
         for d in args.dtype.split(","):
             if d not in DTYPES:

@@ -6,8 +6,5 @@
 #   OUT=out bash bench/gpu_s45b.sh
 set -uo pipefail
 SKIP_CUDA_BUILD=1 source bench/gpu_env.sh
-timeout -s KILL ${T_GL:-420} python3 -m bench.gluon_cln.run \
-  --variants "${GL_VARIANTS:-default,level1 no-prefix,level3 load-store,nw1,no stagger}" \
-  > "$OUT/gluon45.log" 2>&1
-echo "gluon rc=$?"; cat "$OUT/gluon45.log" | tail -60
+gpu_gluon_run gluon45 "${GL_VARIANTS:-default,level1 no-prefix,level3 load-store,nw1,no stagger}"
 gpu_archive s45b

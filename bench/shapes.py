@@ -92,6 +92,16 @@ def parse_shape(text: str) -> Shape:
     return shape
 
 
+def parse_shapes(spec: str, rank: int | None = None) -> list[Shape]:
+    """``"4x256x16000,2x128x64000"`` -> a list of :func:`parse_shape`; ``rank``: each must
+    have that many dims (ValueError otherwise)."""
+    shapes = [parse_shape(t) for t in spec.split(",")]
+    bad = [fmt_shape(s) for s in shapes if rank is not None and len(s) != rank]
+    if bad:
+        raise ValueError(f"bad shape {', '.join(bad)}: {rank} dims wanted")
+    return shapes
+
+
 def shape_fits(op: str, shape: Shape) -> bool:
     """Whether ``shape`` is a valid input shape of ``op``."""
     if op == "cln":

@@ -4,26 +4,28 @@ GPU only, sm_90; not part of any backend).
 Why (NOTES 46): at long T the Triton forward's largest cost is the prefix wait (1.4-4.3 us,
 bench.ablate_cln), because a waiting tile holds its registers, and the registers bound how
 many tiles are resident (4 fp32 / 6 bf16 programs per SM).  Here the tile is brought into
-shared memory by TMA and never held in registers: an SM holds up to 7 fp32 / 14 bf16 tiles
-of 128 x 64, and every thread owns whole frames, so the per-frame reductions over the
-channels are within one thread (no shuffles, no barriers) and the per-frame work is done
-once per frame instead of once per channel-thread.
+shared memory by TMA and never held in registers: an SM holds up to 6 fp32 / 10 bf16 tiles
+of 128 x 64.
 
 One program per tile (C channels x BT frames of one sequence), tiles by program id, batch
-interleaved (the Triton forward's order): TMA load -> per-frame sums over the channels (two
-passes over shared memory: mean, then M2 about it, never E[x^2] - E[x]^2) -> in-tile Chan
-scan over frames -> the tile's aggregate published as one 64-bit word -> the group word
-(every G-th tile folds its group's G words) -> the exclusive prefix from the earlier groups'
-words and the own group's tile words (polled until published) -> the output written over
-the tile in shared memory -> TMA store.  The forward no backward follows: no per-frame
-statistics, no streaming state (the prototype measures; it does not serve the API).
+interleaved (the Triton forward's order): TMA load (gamma / beta staged in shared memory
+meanwhile) -> per-frame statistics in one pass over shared memory (each thread's CC channels
+of a chunk in registers, their mean and M2 about it, merged by Chan's rule across chunks and
+then across the warps; never E[x^2] - E[x]^2) -> in-tile Chan scan over frames -> the tile's
+aggregate published as one 64-bit word -> the group word (every G-th tile folds its group's
+G words) -> the exclusive prefix from the earlier groups' words and the own group's tile
+words (``wait=1``: as one vector, each thread polling its own words, as the Triton forward
+does) -> the output written over the tile in shared memory (two FMAs a value) -> TMA store.
+The forward no backward follows: no per-frame statistics, no streaming state (the prototype
+measures; it does not serve the API).
 
-Measured (H200, Triton 3.6, bench/results/NOTES.md 46.3, ``bash bench/gpu_s45e.sh``): correct
-to float rounding, and slower than the Triton backend's forward at five of the six cLN target
-cases (e.g. (2, 128, 64000) fp32 40.5 us against 38.1, bf16 26.7 against 25.0), about even at
-(16, 512, 4000) bf16 (45.1 against 45.5).  Its statistics and output are cheap; its prefix
-wait at long T is as long as the register tile's or longer, with more tiles resident or fewer.
-Not adopted.  Needs Triton 3.6's Gluon API (``_reinterpret``, ``tma``, ``mbarrier``).
+Measured (H200, Triton 3.6, bench/results/NOTES.md 46.3 and 46.3b, ``bash bench/gpu_s45g.sh``):
+correct to float rounding; at best level with the Triton backend's forward (fp32 (4, 256,
+16000) and (2, 128, 64000) 38.6 us against 38.6 / 38.2, bf16 (16, 512, 4000) 44.6 against 45.4)
+and behind elsewhere (bf16 (2, 128, 64000) 26.8 against 25.0).  Its statistics and output are
+cheap; its prefix wait at long T is as long as the register tile's or longer, with more tiles
+resident or fewer.  Not adopted.  Needs Triton 3.6's Gluon API (``_reinterpret``, ``tma``,
+``mbarrier``).
 """
 
 from __future__ import annotations
@@ -110,19 +112,16 @@ def cln_fwd_smem_kernel(
     """``LEVEL`` (diagnostics; wrong outputs above 0): 1 no prefix wait, 2 also no statistics
     (constants), 3 the TMA load and store alone.  Each thread holds FPT adjacent frames of CC
     channels of a chunk; WT warps lie along the frames (0: all of them), the other WC along
-    the channels (their partial sums then meet in one cross-warp reduction per pass)."""
+    the channels (their partials then meet in one cross-warp Chan reduction)."""
     NW: gl.constexpr = gl.num_warps()
     NWT: gl.constexpr = NW if WT == 0 else WT
     WC: gl.constexpr = NW // NWT
     gl.static_assert(BT == 32 * FPT * NWT, "BT = 32 lanes x FPT frames x the warps along T")
-    # A chunk of WC * CC channels x BT frames.
-    L: gl.constexpr = gl.BlockedLayout([CC, FPT], [1, 32], [WC, NWT], [1, 0])
-    FL: gl.constexpr = gl.SliceLayout(0, L)  # per-frame vectors
     VL: gl.constexpr = gl.BlockedLayout([G // (32 * NW)], [32], [NW], [0])  # word vectors
     PK1: gl.constexpr = G // (32 * NW)  # words a thread polls
     PK2: gl.constexpr = 2 * G // (32 * NW)
     VL2: gl.constexpr = gl.BlockedLayout([PK2], [32], [NW], [0])  # the merged prefix's words
-    FB: gl.constexpr = gl.BlockedLayout([FPT], [32], [NW], [0])  # FL as a 1-D layout
+    FB: gl.constexpr = gl.BlockedLayout([FPT], [32], [NW], [0])  # per-frame vectors
     CK: gl.constexpr = CC * WC  # channels per chunk
     # A chunk as [WC, CC, BT]: warp w holds channels w * CC .. w * CC + CC - 1 of the chunk,
     # each thread all CC of its FPT frames (the sums over CC stay within the thread).
@@ -175,7 +174,7 @@ def cln_fwd_smem_kernel(
     )
     t_ptr = scr_ptr + b * NTB  # this sequence's tile words
     g_ptr = scr_ptr + B * NTB + b * NG  # and its group words
-    offs_t = i * BT + gl.arange(0, BT, layout=FL)
+    offs_t = i * BT + gl.arange(0, BT, layout=FB)
     valid = offs_t < T
     if LEVEL < 3:
         # ---- per-frame statistics in one pass over shared memory: each thread's CC channels
@@ -197,19 +196,16 @@ def cln_fwd_smem_kernel(
                 rM = gl.fma(dm * dm * na, w, rM + lM)
             rn = gl.full([WC, BT], C * 1.0 / WC, gl.float32, P2)
             _, fm, fM = gl.reduce((rn, rm, rM), 0, _chan)
-            fm = gl.convert_layout(fm, FL)
-            fM = gl.convert_layout(fM, FL)
+            # The scan wants a blocked layout: the same frames per thread, as a 1-D layout.
+            fm = gl.convert_layout(fm, FB)
+            fM = gl.convert_layout(fM, FB)
         else:
-            fm = gl.zeros([BT], gl.float32, FL)
-            fM = gl.full([BT], 1.0, gl.float32, FL)
+            fm = gl.zeros([BT], gl.float32, FB)
+            fM = gl.full([BT], 1.0, gl.float32, FB)
         fn = gl.where(valid, C * 1.0, 0.0)
         fm = gl.where(valid, fm, 0.0)
         fM = gl.where(valid, fM, 0.0)
         # ---- in-tile scan, publication, prefix ----
-        # The scan wants a blocked layout: the same one frame per thread, as a 1-D layout.
-        fn = gl.convert_layout(fn, FB)
-        fm = gl.convert_layout(fm, FB)
-        fM = gl.convert_layout(fM, FB)
         sn, sm, sM = gl.associative_scan((fn, fm, fM), 0, _chan)
         last = gl.arange(0, BT, layout=FB) == BT - 1
         am = gl.sum(gl.where(last, sm, 0.0), axis=0)
@@ -283,9 +279,6 @@ def cln_fwd_smem_kernel(
     tma.store_wait(pendings=0)
 
 
-_GL_DTYPE = {torch.float32: gl.float32, torch.bfloat16: gl.bfloat16, torch.float16: gl.float16}
-
-
 def resident_per_sm(C: int, BT: int, itemsize: int, smem_sm: int = 228 * 1024) -> int:
     """Programs of one tile each that fit an SM's shared memory (1 KB per block reserved)."""
     return max(1, smem_sm // (C * BT * itemsize + 1024 + 64))
@@ -336,7 +329,7 @@ def cln_forward_smem(
         pad = (pad + 127) // 128 * 128
     w = (per_sm or resident_per_sm(C, BT, x.element_size())) * nsm
     stagger = stagger_ns > 0 and B * ntb >= 2 * w
-    ck = cln_fwd_smem_kernel[(B * ntb,)](
+    kern = cln_fwd_smem_kernel[(B * ntb,)](
         xd,
         yd,
         gamma if gamma is not None else x,
@@ -364,5 +357,5 @@ def cln_forward_smem(
         WAIT=wait,
         num_warps=num_warps,
     )
-    cln_forward_smem.last_shared = int(ck.metadata.shared)
+    cln_forward_smem.last_shared = int(kern.metadata.shared)
     return y

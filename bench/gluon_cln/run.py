@@ -20,6 +20,7 @@ import torch
 
 import common
 from bench.gluon_cln.cln_smem import cln_forward_smem
+from bench.shapes import fmt_shape, parse_shapes
 from bench.timing import copy_bandwidth
 from bench.tune import t_ms
 from common.reference import cln_reference
@@ -68,11 +69,17 @@ def _triton_steps(xs, g, b, eps) -> list:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--shapes", default=",".join("x".join(map(str, s)) for s in SHAPES))
+    ap.add_argument("--shapes", default=",".join(fmt_shape(s) for s in SHAPES))
     ap.add_argument("--dtype", default="fp32,bf16")
     ap.add_argument("--variants", default=",".join(VARIANTS))
     args = ap.parse_args()
-    shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")]
+    try:
+        shapes = parse_shapes(args.shapes, 3)
+    except ValueError as exc:
+        ap.error(f"--shapes: {exc}")
+    dtypes = args.dtype.split(",")
+    if any(d not in DTYPES for d in dtypes):
+        ap.error(f"--dtype {args.dtype!r}: known {', '.join(DTYPES)}")
     variants = args.variants.split(",")
     unknown = [v for v in variants if v not in VARIANTS]
     if unknown:
@@ -82,7 +89,7 @@ def main() -> int:
     print(f"copy bandwidth {bw / 1e9:.0f} GB/s", flush=True)
     failed = 0
     eps = 1e-5
-    for dname in args.dtype.split(","):
+    for dname in dtypes:
         dtype = DTYPES[dname]
         for shape in shapes:
             B, C, T = shape
