@@ -115,7 +115,100 @@ def _needs_grad(*ts: Tensor | None) -> bool:
     return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in ts)
 
 
+def _resolve(
+    backend: str | None,
+    op: str,
+    dtype: torch.dtype,
+    device: torch.device,
+    bwd_op: str | None,
+    state: object,
+) -> BackendSpec:
+    """The backend of one call (:func:`select_backend`), checked for the backward op that will
+    follow (``bwd_op``) and for a streaming ``state``, before any kernel runs."""
+    spec = select_backend(backend, op, dtype, device)
+    if state is not None and not spec.streaming:
+        raise UnsupportedError(f"backend {spec.name!r} does not support streaming state")
+    if bwd_op is not None:
+        check_support(spec, bwd_op, dtype, device)
+    return spec
+
+
+@torch.compiler.assume_constant_result
+def _resolve_name(
+    backend: str | None,
+    op: str,
+    dtype: torch.dtype,
+    device: torch.device,
+    bwd_op: str | None,
+    state: object,
+) -> str:
+    """:func:`_resolve`'s backend name, for a graph ``torch.compile`` traces: run once while
+    tracing (the registry's lookups, locks and probes are not traceable), a constant in the
+    graph, which passes it to the custom ops of :mod:`common.ops`."""
+    return _resolve(backend, op, dtype, device, bwd_op, state).name
+
+
 # --------------------------------------------------------------------------- cLN
+def cln_forward_impl(
+    x: Tensor,
+    gamma: Tensor | None,
+    beta: Tensor | None,
+    eps: float,
+    spec: BackendSpec,
+    count: Tensor | None,
+    mean0: Tensor | None,
+    m2_0: Tensor | None,
+    stats: bool,
+) -> tuple[Tensor, Tensor | None, Tensor | None, Tensor, Tensor]:
+    """One cLN forward through ``spec``'s kernels: (y, mean, rstd, mean_last, m2_last), the
+    per-frame mean and rstd only with ``stats`` (else None).  ``mean_last`` is then a view of
+    ``mean``'s last frame."""
+    B, C, T = x.shape
+    acc = acc_dtype(x.dtype)
+    y = _out((B, C, T), x.dtype, x.device)
+    # The per-frame statistics only feed the backward: without one to follow, the kernel
+    # neither writes them (2 x 4 bytes a frame) nor keeps its schedule fit for a backward,
+    # and writes the state's mean alone.  With them, that mean is their last frame's.
+    m2_last = _out((B,), acc, x.device)
+    if stats:
+        mean, rstd = _out((B, T), acc, x.device), _out((B, T), acc, x.device)
+        mean_last = None
+    else:
+        mean = rstd = None
+        mean_last = _out((B,), acc, x.device)
+    state = None if count is None else (count, mean0, m2_0)
+    with _on_device(x.device):
+        spec.kernels().cln_forward(
+            x, gamma, beta, eps, state, y, mean, rstd, m2_last, mean_last=mean_last
+        )
+    if mean_last is None:
+        mean_last = mean[:, -1]  # type: ignore[index]  # a view: no copy unless the state is asked
+    return y, mean, rstd, mean_last, m2_last
+
+
+def cln_backward_impl(
+    dy: Tensor,
+    x: Tensor,
+    gamma: Tensor | None,
+    mean: Tensor,
+    rstd: Tensor,
+    count: Tensor | None,
+    spec: BackendSpec,
+    need_dgamma: bool,
+    need_dbeta: bool,
+) -> tuple[Tensor, Tensor | None, Tensor | None]:
+    """One cLN backward through ``spec``'s kernels: (dx, dgamma, dbeta), the parameter
+    gradients in the accumulation dtype and only where asked (else None)."""
+    acc = acc_dtype(x.dtype)  # cln_bwd support was checked before the forward ran
+    C = x.shape[1]
+    dx = _out(tuple(x.shape), x.dtype, x.device)
+    dgamma = _out((C,), acc, x.device) if need_dgamma else None
+    dbeta = _out((C,), acc, x.device) if need_dbeta else None
+    with _on_device(x.device):
+        spec.kernels().cln_backward(dy.contiguous(), x, gamma, mean, rstd, count, dx, dgamma, dbeta)
+    return dx, dgamma, dbeta
+
+
 class _ClnFunction(torch.autograd.Function):
     @staticmethod
     def forward(  # type: ignore[override]
@@ -130,26 +223,9 @@ class _ClnFunction(torch.autograd.Function):
         m2_0: Tensor | None,
         stats: bool,
     ) -> tuple[Tensor, Tensor, Tensor]:
-        B, C, T = x.shape
-        acc = acc_dtype(x.dtype)
-        y = _out((B, C, T), x.dtype, x.device)
-        # The per-frame statistics only feed the backward: without one to follow, the kernel
-        # neither writes them (2 x 4 bytes a frame) nor keeps its schedule fit for a backward,
-        # and writes the state's mean alone.  With them, that mean is their last frame's.
-        m2_last = _out((B,), acc, x.device)
-        if stats:
-            mean, rstd = _out((B, T), acc, x.device), _out((B, T), acc, x.device)
-            mean_last = None
-        else:
-            mean = rstd = None
-            mean_last = _out((B,), acc, x.device)
-        state = None if count is None else (count, mean0, m2_0)
-        with _on_device(x.device):
-            spec.kernels().cln_forward(
-                x, gamma, beta, eps, state, y, mean, rstd, m2_last, mean_last=mean_last
-            )
-        if mean_last is None:
-            mean_last = mean[:, -1]  # type: ignore[index]  # a view: no copy unless the state is asked
+        y, mean, rstd, mean_last, m2_last = cln_forward_impl(
+            x, gamma, beta, eps, spec, count, mean0, m2_0, stats
+        )
         ctx.spec = spec
         ctx.param_dtypes = (
             None if gamma is None else gamma.dtype,
@@ -165,16 +241,10 @@ class _ClnFunction(torch.autograd.Function):
         x, gamma, mean, rstd, count = ctx.saved_tensors
         if mean is None:  # cln() asks for the statistics whenever an input needs a gradient
             raise RuntimeError("cln: backward through a forward that kept no statistics")
-        spec: BackendSpec = ctx.spec
-        acc = acc_dtype(x.dtype)  # cln_bwd support was checked before the forward ran
-        C = x.shape[1]
-        dx = _out(tuple(x.shape), x.dtype, x.device)
-        dgamma = _out((C,), acc, x.device) if ctx.needs_input_grad[1] else None
-        dbeta = _out((C,), acc, x.device) if ctx.needs_input_grad[2] else None
-        with _on_device(x.device):
-            spec.kernels().cln_backward(
-                dy.contiguous(), x, gamma, mean, rstd, count, dx, dgamma, dbeta
-            )
+        dx, dgamma, dbeta = cln_backward_impl(
+            dy, x, gamma, mean, rstd, count, ctx.spec, ctx.needs_input_grad[1],
+            ctx.needs_input_grad[2],
+        )  # fmt: skip
         gdt, bdt = ctx.param_dtypes
         if dgamma is not None and gdt is not None:
             dgamma = dgamma.to(gdt)
@@ -230,12 +300,10 @@ def cln(
             if t.device != x.device:
                 raise ValueError(f"state.{fname} is on {t.device} but x is on {x.device}")
 
-    spec = select_backend(backend, "cln_fwd", x.dtype, x.device)
-    if state is not None and not spec.streaming:
-        raise UnsupportedError(f"backend {spec.name!r} does not support streaming state")
     stats = _needs_grad(x, gamma, beta)
-    if stats:
-        check_support(spec, "cln_bwd", x.dtype, x.device)
+    compiling = torch.compiler.is_compiling()
+    resolve = _resolve_name if compiling else _resolve
+    spec = resolve(backend, "cln_fwd", x.dtype, x.device, "cln_bwd" if stats else None, state)
 
     if B == 0 or T == 0:
         y = x.clone()  # empty: nothing to normalize
@@ -250,17 +318,13 @@ def cln(
         mean0 = state.mean.detach().to(acc).contiguous()
         m2_0 = state.m2.detach().to(acc).contiguous()
 
-    y, mean_last, m2_last = _ClnFunction.apply(
-        x.contiguous(),
-        _kernel_param(gamma, x),
-        _kernel_param(beta, x),
-        eps,
-        spec,
-        count,
-        mean0,
-        m2_0,
-        stats,
-    )
+    args = (x.contiguous(), _kernel_param(gamma, x), _kernel_param(beta, x), eps)
+    if compiling:  # inside a torch.compile graph: the opaque custom op (spec: the name)
+        from common import ops
+
+        y, _, _, mean_last, m2_last = ops.cln_fwd(*args, spec, count, mean0, m2_0, stats)
+    else:
+        y, mean_last, m2_last = _ClnFunction.apply(*args, spec, count, mean0, m2_0, stats)
     if not return_state:
         return y
     prev = count if count is not None else torch.zeros(B, dtype=torch.int64, device=x.device)
@@ -271,17 +335,37 @@ def cln(
 
 
 # --------------------------------------------------------------------------- RMSNorm
+def rms_forward_impl(
+    x2: Tensor, weight: Tensor | None, eps: float, spec: BackendSpec
+) -> tuple[Tensor, Tensor]:
+    """One RMSNorm forward of the (M, N) rows ``x2`` through ``spec``'s kernels: (y, rstd)."""
+    M, N = x2.shape
+    y = _out((M, N), x2.dtype, x2.device)
+    rstd = _out((M,), acc_dtype(x2.dtype), x2.device)
+    with _on_device(x2.device):
+        spec.kernels().rmsnorm_forward(x2, weight, eps, y, rstd)
+    return y, rstd
+
+
+def rms_backward_impl(
+    dy: Tensor, x2: Tensor, weight: Tensor | None, rstd: Tensor, spec: BackendSpec, need_dw: bool
+) -> tuple[Tensor, Tensor | None]:
+    """One RMSNorm backward through ``spec``'s kernels: (dx, dw), dw in the accumulation dtype
+    and only where asked (else None)."""
+    M, N = x2.shape  # rmsnorm_bwd support was checked before the forward ran
+    dx = _out((M, N), x2.dtype, x2.device)
+    dw = _out((N,), acc_dtype(x2.dtype), x2.device) if need_dw else None
+    with _on_device(x2.device):
+        spec.kernels().rmsnorm_backward(dy.contiguous(), x2, weight, rstd, dx, dw)
+    return dx, dw
+
+
 class _RMSNormFunction(torch.autograd.Function):
     @staticmethod
     def forward(  # type: ignore[override]
         ctx, x2: Tensor, weight: Tensor | None, eps: float, spec: BackendSpec
     ) -> Tensor:
-        M, N = x2.shape
-        acc = acc_dtype(x2.dtype)
-        y = _out((M, N), x2.dtype, x2.device)
-        rstd = _out((M,), acc, x2.device)
-        with _on_device(x2.device):
-            spec.kernels().rmsnorm_forward(x2, weight, eps, y, rstd)
+        y, rstd = rms_forward_impl(x2, weight, eps, spec)
         ctx.spec = spec
         ctx.save_for_backward(x2, weight, rstd)
         return y
@@ -290,13 +374,7 @@ class _RMSNormFunction(torch.autograd.Function):
     @torch.autograd.function.once_differentiable
     def backward(ctx, dy: Tensor):  # type: ignore[override]
         x2, weight, rstd = ctx.saved_tensors
-        spec: BackendSpec = ctx.spec
-        M, N = x2.shape  # rmsnorm_bwd support was checked before the forward ran
-        acc = acc_dtype(x2.dtype)
-        dx = _out((M, N), x2.dtype, x2.device)
-        dw = _out((N,), acc, x2.device) if ctx.needs_input_grad[1] else None
-        with _on_device(x2.device):
-            spec.kernels().rmsnorm_backward(dy.contiguous(), x2, weight, rstd, dx, dw)
+        dx, dw = rms_backward_impl(dy, x2, weight, rstd, ctx.spec, ctx.needs_input_grad[1])
         if dw is not None and weight is not None:
             dw = dw.to(weight.dtype)
         return (dx if ctx.needs_input_grad[0] else None), dw, None, None
@@ -341,11 +419,18 @@ def rmsnorm(
         raise ValueError("rmsnorm needs a non-empty last dim (N >= 1), got N = 0")
     _check_param("weight", weight, N, x, f"the last dim N = {N} of x")
     eps = _check_eps(eps)
-    spec = select_backend(backend, "rmsnorm_fwd", x.dtype, x.device)
-    if _needs_grad(x, weight):
-        check_support(spec, "rmsnorm_bwd", x.dtype, x.device)
+    compiling = torch.compiler.is_compiling()
+    resolve = _resolve_name if compiling else _resolve
+    bwd = "rmsnorm_bwd" if _needs_grad(x, weight) else None
+    spec = resolve(backend, "rmsnorm_fwd", x.dtype, x.device, bwd, None)
     if x.numel() == 0:
         return x.clone()  # empty: nothing to normalize
     rows = _as_rows(x)
-    y = _RMSNormFunction.apply(rows, _kernel_param(weight, x), eps, spec)
+    w = _kernel_param(weight, x)
+    if compiling:  # inside a torch.compile graph: the opaque custom op (spec: the name)
+        from common import ops
+
+        y = ops.rms_fwd(rows, w, eps, spec)[0]
+    else:
+        y = _RMSNormFunction.apply(rows, w, eps, spec)
     return y.view(x.shape)
