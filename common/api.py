@@ -121,12 +121,12 @@ def _resolve(
     dtype: torch.dtype,
     device: torch.device,
     bwd_op: str | None,
-    state: object,
+    streaming: bool,
 ) -> BackendSpec:
     """The backend of one call (:func:`select_backend`), checked for the backward op that will
-    follow (``bwd_op``) and for a streaming ``state``, before any kernel runs."""
+    follow (``bwd_op``) and for a streaming state, before any kernel runs."""
     spec = select_backend(backend, op, dtype, device)
-    if state is not None and not spec.streaming:
+    if streaming and not spec.streaming:
         raise UnsupportedError(f"backend {spec.name!r} does not support streaming state")
     if bwd_op is not None:
         check_support(spec, bwd_op, dtype, device)
@@ -140,12 +140,12 @@ def _resolve_name(
     dtype: torch.dtype,
     device: torch.device,
     bwd_op: str | None,
-    state: object,
+    streaming: bool,
 ) -> str:
     """:func:`_resolve`'s backend name, for a graph ``torch.compile`` traces: run once while
     tracing (the registry's lookups, locks and probes are not traceable), a constant in the
     graph, which passes it to the custom ops of :mod:`common.ops`."""
-    return _resolve(backend, op, dtype, device, bwd_op, state).name
+    return _resolve(backend, op, dtype, device, bwd_op, streaming).name
 
 
 # --------------------------------------------------------------------------- cLN
@@ -303,7 +303,8 @@ def cln(
     stats = _needs_grad(x, gamma, beta)
     compiling = torch.compiler.is_compiling()
     resolve = _resolve_name if compiling else _resolve
-    spec = resolve(backend, "cln_fwd", x.dtype, x.device, "cln_bwd" if stats else None, state)
+    bwd = "cln_bwd" if stats else None
+    spec = resolve(backend, "cln_fwd", x.dtype, x.device, bwd, state is not None)
 
     if B == 0 or T == 0:
         y = x.clone()  # empty: nothing to normalize
@@ -422,7 +423,7 @@ def rmsnorm(
     compiling = torch.compiler.is_compiling()
     resolve = _resolve_name if compiling else _resolve
     bwd = "rmsnorm_bwd" if _needs_grad(x, weight) else None
-    spec = resolve(backend, "rmsnorm_fwd", x.dtype, x.device, bwd, None)
+    spec = resolve(backend, "rmsnorm_fwd", x.dtype, x.device, bwd, False)
     if x.numel() == 0:
         return x.clone()  # empty: nothing to normalize
     rows = _as_rows(x)
