@@ -275,7 +275,8 @@ def cln(
     whole sequence.  Differentiable in ``x``, ``gamma`` and ``beta``.  When
     no input needs a gradient (``torch.no_grad``, inference) the kernels keep
     no per-frame statistics for a backward, and may schedule the forward for
-    being alone (Triton paces its float32 forward then).
+    being alone (Triton paces its float32 forward then).  Works inside
+    ``torch.compile`` (the kernels as the custom ops of :mod:`common.ops`).
     """
     x = _check_tensor("x", x)
     if x.dim() != 3:
@@ -410,7 +411,7 @@ def rmsnorm(
     """RMSNorm over the last dim of ``x`` (``(..., N)``), differentiable in x and weight.
 
     Rows with a stride (last dim contiguous) are passed to the kernels without
-    a copy.
+    a copy.  Works inside ``torch.compile`` (the custom ops of :mod:`common.ops`).
     """
     x = _check_tensor("x", x)
     if x.dim() < 1:
