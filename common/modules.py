@@ -6,6 +6,7 @@ import torch
 from torch import Tensor, nn
 
 from common.api import ClnState, cln, rmsnorm
+from common.registry import get_backend
 
 
 class CumulativeLayerNorm(nn.Module):
@@ -28,6 +29,8 @@ class CumulativeLayerNorm(nn.Module):
         super().__init__()
         if num_channels < 1:
             raise ValueError(f"num_channels must be >= 1, got {num_channels}")
+        if backend is not None:
+            get_backend(backend)  # an unknown name fails here, listing the known ones
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
@@ -82,6 +85,8 @@ class RMSNorm(nn.Module):
         super().__init__()
         if hidden_size < 1:
             raise ValueError(f"hidden_size must be >= 1, got {hidden_size}")
+        if backend is not None:
+            get_backend(backend)  # an unknown name fails here, listing the known ones
         self.hidden_size = hidden_size
         self.eps = eps
         self.elementwise_affine = elementwise_affine

@@ -67,6 +67,10 @@ def test_unknown_backend_lists_known_ones():
         common.cln(x3(), backend="tritonn")
     with pytest.raises(ValueError, match="unknown backend"):  # also a ValueError
         common.get_backend("nope")
+    # The modules check the name when built, before a forward (or a torch.compile trace) runs.
+    for make in (common.CumulativeLayerNorm, common.RMSNorm):
+        with pytest.raises(common.UnknownBackendError, match="known backends: .*eager"):
+            make(8, backend="tritonn")
 
 
 def test_env_var_selects_and_unknown_env_raises(monkeypatch):
