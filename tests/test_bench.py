@@ -19,6 +19,7 @@ import torch
 from torch import Tensor
 
 import bench.impls
+import common
 from bench import report
 from bench.cli import main as bench_main
 from bench.shapes import PRESETS, resolve_shapes
@@ -326,3 +327,19 @@ def test_tune_variants_name_existing_knobs():
             for name, kw in variants.items():
                 missing = tune.missing_knobs(mod, kw)
                 assert not missing, f"{backend} variant {name!r}: no knob {missing}"
+
+
+def test_model_tasnet_on_cpu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """bench.model_tasnet at a toy size: every variant checked against the eager cumsum model,
+    then timed, and its report written; an unknown backend fails before anything runs."""
+    from bench import model_tasnet
+
+    small = ["--device", "cpu", "--batch", "2", "--n", "8", "--h", "16", "--frames", "64"]
+    small += ["--blocks", "2", "--budget", "0.01", "--compile-backend", "aot_eager"]
+    assert model_tasnet.main([*small, "--backends", "eager", "--out", str(tmp_path)]) == 0
+    text = (tmp_path / "cpu-tasnet.md").read_text()
+    for row in ("| cumsum | eager |", "| cumsum | torch.compile |", "| eager | torch.compile |"):
+        assert row in text
+    assert "FAILED" not in text
+    with pytest.raises(common.UnknownBackendError):
+        model_tasnet.main([*small, "--backends", "nope"])

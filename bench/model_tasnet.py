@@ -1,0 +1,199 @@
+"""A training step of a Conv-TasNet separator's TCN (its temporal convolutional network), with
+the cLN its users write (the eager cumsum formula, ``common.peers.cln_cumsum_eager``) or this
+project's, eager and under ``torch.compile``: what a speech-separation user gains in a model,
+not in one kernel.
+
+    python3 -m bench.model_tasnet                       # H200: B=4, 128 -> 512 channels, T=4000
+    python3 -m bench.model_tasnet --backends triton,cuda_ext --out bench/results
+
+Each block (Luo & Mesgarani 2019): 1x1 conv to H channels, PReLU, cLN, depthwise dilated conv,
+PReLU, cLN, 1x1 conv back, residual; dilations 1, 2, ..., 2^(X-1).  Every variant starts from
+the same weights and input; its output and input gradient are checked against the eager
+cumsum model's (float32, zero-mean input, where that formula is still accurate) before timing.
+A step is forward, backward and nothing else (no optimizer), timed with CUDA events around
+each step, host launches included (as a user's loop sees them); the median of the budget's
+steps after a warm-up.  Compile time is the first compiled step's wall time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import sys
+import time
+from collections.abc import Callable
+
+import torch
+from torch import Tensor, nn
+
+import common
+from common.peers import cln_cumsum_eager
+
+
+class CumsumCLN(nn.Module):
+    """The cLN most Conv-TasNet code has: cumulative sums, E[x^2] - E[x]^2."""
+
+    def __init__(self, channels: int) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(channels))
+        self.bias = nn.Parameter(torch.zeros(channels))
+
+    def forward(self, x: Tensor) -> Tensor:
+        return cln_cumsum_eager(x, self.weight, self.bias)
+
+
+def make_norm(kind: str) -> Callable[[int], nn.Module]:
+    """``cumsum`` or a backend name -> a factory of cLN modules over C channels."""
+    if kind == "cumsum":
+        return CumsumCLN
+    common.get_backend(kind)  # an unknown name fails here, listing the known ones
+    return lambda c: common.CumulativeLayerNorm(c, backend=kind)
+
+
+class Block(nn.Module):
+    def __init__(self, n: int, h: int, dilation: int, norm: Callable[[int], nn.Module]) -> None:
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Conv1d(n, h, 1),
+            nn.PReLU(),
+            norm(h),
+            nn.Conv1d(h, h, 3, padding=dilation, dilation=dilation, groups=h),
+            nn.PReLU(),
+            norm(h),
+            nn.Conv1d(h, n, 1),
+        )
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x + self.net(x)
+
+
+def tcn(n: int, h: int, blocks: int, norm: Callable[[int], nn.Module]) -> nn.Module:
+    return nn.Sequential(*(Block(n, h, 2**i, norm) for i in range(blocks)))
+
+
+def _step(model: nn.Module, x: Tensor, dy: Tensor) -> tuple[Tensor, Tensor]:
+    """Forward and backward, the gradients of the input and of every parameter (returned,
+    not accumulated: nothing to zero between steps)."""
+    xr = x.detach().requires_grad_(True)
+    y = model(xr)
+    grads = torch.autograd.grad(y, [xr, *model.parameters()], dy)
+    return y.detach(), grads[0]
+
+
+def run(args: argparse.Namespace) -> list[dict[str, object]]:
+    dev = torch.device(args.device)
+    g = torch.Generator().manual_seed(args.seed)
+    torch.manual_seed(args.seed)
+    ref_model = tcn(args.n, args.h, args.blocks, make_norm("cumsum")).to(dev)
+    x = torch.randn(args.batch, args.n, args.frames, generator=g).to(dev)
+    dy = torch.randn(args.batch, args.n, args.frames, generator=g).to(dev)
+    ref_y, ref_dx = _step(ref_model, x, dy)
+    rows: list[dict[str, object]] = []
+    for kind in ["cumsum", *args.backends]:
+        model = tcn(args.n, args.h, args.blocks, make_norm(kind)).to(dev)
+        model.load_state_dict(copy.deepcopy(ref_model.state_dict()))
+        for compiled in (False, True) if args.compile else (False,):
+            m = torch.compile(model, backend=args.compile_backend) if compiled else model
+            t0 = time.perf_counter()
+            y, dx = _step(m, x, dy)  # compiles (when compiled) and checks
+            if dev.type == "cuda":
+                torch.cuda.synchronize(dev)
+            first_s = time.perf_counter() - t0
+            err_y = ((y - ref_y).abs().max() / ref_y.abs().max()).item()
+            err_dx = ((dx - ref_dx).abs().max() / ref_dx.abs().max()).item()
+            ok = err_y < args.tol and err_dx < args.tol
+            ms = float("nan")
+            if ok:
+                from bench.timing import time_steps
+
+                ms = time_steps([lambda m=m: _step(m, x, dy)], dev, budget_s=args.budget).median_us
+                ms /= 1e3
+            rows.append(
+                {
+                    "cln": kind,
+                    "mode": "torch.compile" if compiled else "eager",
+                    "ms": ms,
+                    "first_s": first_s,
+                    "err_y": err_y,
+                    "err_dx": err_dx,
+                    "ok": ok,
+                }
+            )
+            print(_line(rows[-1]), flush=True)
+    return rows
+
+
+def _line(r: dict[str, object]) -> str:
+    status = "ok" if r["ok"] else "FAILED (not timed)"
+    return (
+        f"| {r['cln']} | {r['mode']} | {r['ms']:.2f} | {r['first_s']:.1f} | "
+        f"{r['err_y']:.1e} / {r['err_dx']:.1e} | {status} |"
+    )
+
+
+def report(args: argparse.Namespace, rows: list[dict[str, object]]) -> str:
+    dev = torch.device(args.device)
+    gpu = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "CPU"
+    base = next(r["ms"] for r in rows if r["cln"] == "cumsum" and r["mode"] == "eager")
+    head = [
+        f"# Conv-TasNet TCN training step: {gpu}",
+        "",
+        f"- Versions: torch {torch.__version__}"
+        + (f", triton {_triton_version()}" if dev.type == "cuda" else ""),
+        f"- Command: `python3 -m bench.model_tasnet {' '.join(sys.argv[1:])}`",
+        f"- Model: {args.blocks} blocks, {args.n} -> {args.h} channels, input "
+        f"({args.batch}, {args.n}, {args.frames}) float32, seed {args.seed}; a step = forward "
+        "+ backward (input and parameter gradients), CUDA events, host launches included",
+        "- err: max |difference| / max |value| of the output / the input gradient against "
+        "the eager cumsum model",
+        "",
+        "| cLN | mode | step ms | first step s | err y / dx | status | vs eager cumsum |",
+        "|---|---|---:|---:|---|---|---:|",
+    ]
+    body = [_line(r)[:-1] + f"| {base / r['ms']:.2f}x |" for r in rows]  # type: ignore[operator]
+    return "\n".join(head + body) + "\n"
+
+
+def _triton_version() -> str:
+    try:
+        import triton
+
+        return triton.__version__
+    except ImportError:
+        return "none"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument("--backends", default="triton", help="project backends, comma-separated")
+    ap.add_argument("--batch", type=int, default=4)
+    ap.add_argument("--n", type=int, default=128, help="bottleneck channels")
+    ap.add_argument("--h", type=int, default=512, help="hidden channels (the cLNs')")
+    ap.add_argument("--frames", type=int, default=4000)
+    ap.add_argument("--blocks", type=int, default=8)
+    ap.add_argument("--no-compile", dest="compile", action="store_false")
+    ap.add_argument("--compile-backend", default="inductor")
+    ap.add_argument("--budget", type=float, default=1.0, help="seconds of timing per variant")
+    ap.add_argument("--tol", type=float, default=1e-3)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default=None, help="a folder for the markdown report")
+    args = ap.parse_args(argv)
+    args.backends = [b for b in args.backends.split(",") if b]
+    for b in args.backends:
+        make_norm(b)
+    rows = run(args)
+    text = report(args, rows)
+    print(text)
+    if args.out:
+        import pathlib
+
+        name = "cpu" if args.device == "cpu" else torch.cuda.get_device_name().lower()
+        path = pathlib.Path(args.out) / f"{name.replace(' ', '-')}-tasnet.md"
+        path.write_text(text)
+        print(f"wrote {path}")
+    return 0 if all(r["ok"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
