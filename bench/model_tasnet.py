@@ -10,18 +10,21 @@ Each block (Luo & Mesgarani 2019): 1x1 conv to H channels, PReLU, cLN, depthwise
 PReLU, cLN, 1x1 conv back, residual; dilations 1, 2, ..., 2^(X-1).  Every variant starts from
 the same weights and input; its output and input gradient are checked against the eager
 cumsum model's (float32, zero-mean input, where that formula is still accurate) before timing.
-A step is forward, backward and nothing else (no optimizer), timed with CUDA events around
-each step, host launches included (as a user's loop sees them); the median of the budget's
-steps after a warm-up.  Compile time is the first compiled step's wall time.
+The check runs with TF32 off (convolutions in full float32, ``exact_fp32``), the
+timing with PyTorch's defaults (TF32 convolutions), as a user trains.  A step is forward,
+backward and nothing else (no optimizer), timed with CUDA events around each step, host launches
+included (as a user's loop sees them); the median of the budget's steps after a warm-up.  The
+first step's wall time includes the compilation.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import torch
 from torch import Tensor, nn
@@ -80,6 +83,20 @@ def _step(model: nn.Module, x: Tensor, dy: Tensor) -> tuple[Tensor, Tensor]:
     return y.detach(), grads[0]
 
 
+@contextlib.contextmanager
+def exact_fp32() -> Iterator[None]:
+    """Convolutions and matmuls in full float32 (no TF32) for the correctness check: with
+    PyTorch's default TF32 convolutions the eager cumsum model and its own torch.compile'd
+    twin already differed by 4e-2 in the input gradient on the H200
+    (bench/results/nvidia-h200-s46e-tasnet-tf32-check.log), which would hide a wrong cLN."""
+    flags = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
+    torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = flags
+
+
 def run(args: argparse.Namespace) -> list[dict[str, object]]:
     dev = torch.device(args.device)
     g = torch.Generator().manual_seed(args.seed)
@@ -87,7 +104,8 @@ def run(args: argparse.Namespace) -> list[dict[str, object]]:
     ref_model = tcn(args.n, args.h, args.blocks, make_norm("cumsum")).to(dev)
     x = torch.randn(args.batch, args.n, args.frames, generator=g).to(dev)
     dy = torch.randn(args.batch, args.n, args.frames, generator=g).to(dev)
-    ref_y, ref_dx = _step(ref_model, x, dy)
+    with exact_fp32():
+        ref_y, ref_dx = _step(ref_model, x, dy)
     rows: list[dict[str, object]] = []
     for kind in ["cumsum", *args.backends]:
         model = tcn(args.n, args.h, args.blocks, make_norm(kind)).to(dev)
@@ -95,7 +113,8 @@ def run(args: argparse.Namespace) -> list[dict[str, object]]:
         for compiled in (False, True) if args.compile else (False,):
             m = torch.compile(model, backend=args.compile_backend) if compiled else model
             t0 = time.perf_counter()
-            y, dx = _step(m, x, dy)  # compiles (when compiled) and checks
+            with exact_fp32():
+                y, dx = _step(m, x, dy)  # compiles (when compiled) and checks
             if dev.type == "cuda":
                 torch.cuda.synchronize(dev)
             first_s = time.perf_counter() - t0
@@ -145,7 +164,8 @@ def report(args: argparse.Namespace, rows: list[dict[str, object]]) -> str:
         f"({args.batch}, {args.n}, {args.frames}) float32, seed {args.seed}; a step = forward "
         "+ backward (input and parameter gradients), CUDA events, host launches included",
         "- err: max |difference| / max |value| of the output / the input gradient against "
-        "the eager cumsum model",
+        "the eager cumsum model, both with TF32 off; timed with PyTorch's defaults (TF32 "
+        "convolutions)",
         "",
         "| cLN | mode | step ms | first step s | err y / dx | status | vs eager cumsum |",
         "|---|---|---:|---:|---|---|---:|",
