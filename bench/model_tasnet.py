@@ -5,6 +5,7 @@ not in one kernel.
 
     python3 -m bench.model_tasnet                       # H200: B=4, 128 -> 512 channels, T=4000
     python3 -m bench.model_tasnet --backends triton,cuda_ext --out bench/results
+    python3 -m bench.model_tasnet --modes eager,compile   # without CUDA graphs
 
 Each block (Luo & Mesgarani 2019): 1x1 conv to H channels, PReLU, cLN, depthwise dilated conv,
 PReLU, cLN, 1x1 conv back, residual; dilations 1, 2, ..., 2^(X-1).  Every variant starts from
@@ -31,6 +32,13 @@ from torch import Tensor, nn
 
 import common
 from common.peers import cln_cumsum_eager
+
+#: --modes: how the model runs.
+MODES = {
+    "eager": "eager",
+    "compile": "torch.compile",
+    "compile-graphs": 'torch.compile(mode="reduce-overhead")',
+}
 
 
 class CumsumCLN(nn.Module):
@@ -77,6 +85,7 @@ def tcn(n: int, h: int, blocks: int, norm: Callable[[int], nn.Module]) -> nn.Mod
 def _step(model: nn.Module, x: Tensor, dy: Tensor) -> tuple[Tensor, Tensor]:
     """Forward and backward, the gradients of the input and of every parameter (returned,
     not accumulated: nothing to zero between steps)."""
+    torch.compiler.cudagraph_mark_step_begin()  # a new step for CUDA-graph trees (else no-op)
     xr = x.detach().requires_grad_(True)
     y = model(xr)
     grads = torch.autograd.grad(y, [xr, *model.parameters()], dy)
@@ -110,8 +119,10 @@ def run(args: argparse.Namespace) -> list[dict[str, object]]:
     for kind in ["cumsum", *args.backends]:
         model = tcn(args.n, args.h, args.blocks, make_norm(kind)).to(dev)
         model.load_state_dict(copy.deepcopy(ref_model.state_dict()))
-        for compiled in (False, True) if args.compile else (False,):
-            m = torch.compile(model, backend=args.compile_backend) if compiled else model
+        for mode in args.modes:
+            compiled = mode != "eager"
+            kw = {"mode": "reduce-overhead"} if mode == "compile-graphs" else {}
+            m = torch.compile(model, backend=args.compile_backend, **kw) if compiled else model
             t0 = time.perf_counter()
             with exact_fp32():
                 y, dx = _step(m, x, dy)  # compiles (when compiled) and checks
@@ -129,7 +140,7 @@ def run(args: argparse.Namespace) -> list[dict[str, object]]:
             rows.append(
                 {
                     "cln": kind,
-                    "mode": "torch.compile" if compiled else "eager",
+                    "mode": MODES[mode],
                     "ms": ms,
                     "first_s": first_s,
                     "err_y": err_y,
@@ -199,7 +210,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--h", type=int, default=512, help="hidden channels (the cLNs')")
     ap.add_argument("--frames", type=int, default=4000)
     ap.add_argument("--blocks", type=int, default=8)
-    ap.add_argument("--no-compile", dest="compile", action="store_false")
+    ap.add_argument(
+        "--modes",
+        default="eager,compile,compile-graphs",
+        help=f"comma-separated, of {', '.join(MODES)} (compile-graphs: CUDA graphs, GPU only)",
+    )
     ap.add_argument("--compile-backend", default="inductor")
     ap.add_argument("--budget", type=float, default=1.0, help="seconds of timing per variant")
     ap.add_argument("--tol", type=float, default=1e-3)
@@ -207,6 +222,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=None, help="a folder for the markdown report")
     args = ap.parse_args(argv)
     args.backends = [b for b in args.backends.split(",") if b]
+    args.modes = [m for m in args.modes.split(",") if m]
+    for m in args.modes:
+        if m not in MODES:
+            ap.error(f"--modes: unknown {m!r}; known: {', '.join(MODES)}")
     for b in args.backends:
         make_norm(b)
     rows = run(args)

@@ -336,6 +336,7 @@ def test_model_tasnet_on_cpu(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
     small = ["--device", "cpu", "--batch", "2", "--n", "8", "--h", "16", "--frames", "64"]
     small += ["--blocks", "2", "--budget", "0.01", "--compile-backend", "aot_eager"]
+    small += ["--modes", "eager,compile"]
     assert model_tasnet.main([*small, "--backends", "eager", "--out", str(tmp_path)]) == 0
     text = (tmp_path / "cpu-tasnet.md").read_text()
     for row in ("| cumsum | eager |", "| cumsum | torch.compile |", "| eager | torch.compile |"):
