@@ -31,6 +31,7 @@ import torch
 from torch import Tensor, nn
 
 import common
+from bench.timing import time_steps
 from common.peers import cln_cumsum_eager
 
 #: --modes: how the model runs.
@@ -133,8 +134,6 @@ def run(args: argparse.Namespace) -> list[dict[str, object]]:
             ok = err_y < args.tol and err_dx < args.tol
             ms = float("nan")
             if ok:
-                from bench.timing import time_steps
-
                 ms = time_steps([lambda m=m: _step(m, x, dy)], dev, budget_s=args.budget).median_us
                 ms /= 1e3
             rows.append(

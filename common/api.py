@@ -209,6 +209,19 @@ def cln_backward_impl(
     return dx, dgamma, dbeta
 
 
+def param_dtypes(gamma: Tensor | None, beta: Tensor | None) -> tuple[torch.dtype | None, ...]:
+    """The dtypes of gamma and beta as the kernels got them (None where absent): their
+    gradients' dtypes."""
+    return (None if gamma is None else gamma.dtype, None if beta is None else beta.dtype)
+
+
+def to_param_dtypes(
+    grads: tuple[Tensor | None, Tensor | None], dtypes: tuple[torch.dtype | None, ...]
+) -> tuple[Tensor | None, ...]:
+    """dgamma and dbeta from the accumulation dtype to their parameters' (None stays None)."""
+    return tuple(g if g is None or dt is None else g.to(dt) for g, dt in zip(grads, dtypes))
+
+
 class _ClnFunction(torch.autograd.Function):
     @staticmethod
     def forward(  # type: ignore[override]
@@ -227,10 +240,7 @@ class _ClnFunction(torch.autograd.Function):
             x, gamma, beta, eps, spec, count, mean0, m2_0, stats
         )
         ctx.spec = spec
-        ctx.param_dtypes = (
-            None if gamma is None else gamma.dtype,
-            None if beta is None else beta.dtype,
-        )
+        ctx.param_dtypes = param_dtypes(gamma, beta)
         ctx.save_for_backward(x, gamma, mean, rstd, count)
         ctx.mark_non_differentiable(mean_last, m2_last)
         return y, mean_last, m2_last
@@ -245,11 +255,7 @@ class _ClnFunction(torch.autograd.Function):
             dy, x, gamma, mean, rstd, count, ctx.spec, ctx.needs_input_grad[1],
             ctx.needs_input_grad[2],
         )  # fmt: skip
-        gdt, bdt = ctx.param_dtypes
-        if dgamma is not None and gdt is not None:
-            dgamma = dgamma.to(gdt)
-        if dbeta is not None and bdt is not None:
-            dbeta = dbeta.to(bdt)
+        dgamma, dbeta = to_param_dtypes((dgamma, dbeta), ctx.param_dtypes)
         if not ctx.needs_input_grad[0]:
             dx = None
         return dx, dgamma, dbeta, None, None, None, None, None, None

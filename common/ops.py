@@ -19,7 +19,14 @@ from typing import Optional
 import torch
 from torch import Tensor
 
-from common.api import cln_backward_impl, cln_forward_impl, rms_backward_impl, rms_forward_impl
+from common.api import (
+    cln_backward_impl,
+    cln_forward_impl,
+    param_dtypes,
+    rms_backward_impl,
+    rms_forward_impl,
+    to_param_dtypes,
+)
 from common.kernel_api import acc_dtype
 from common.registry import get_backend
 
@@ -100,10 +107,7 @@ def _cln_setup(ctx, inputs, output) -> None:
     x, gamma, beta, _eps, backend, count, _mean0, _m2_0, stats = inputs
     _y, mean, rstd, _mean_last, _m2_last = output
     ctx.backend, ctx.stats = backend, stats
-    ctx.param_dtypes = (
-        None if gamma is None else gamma.dtype,
-        None if beta is None else beta.dtype,
-    )
+    ctx.param_dtypes = param_dtypes(gamma, beta)
     ctx.save_for_backward(x, gamma, mean, rstd, count)
 
 
@@ -113,9 +117,8 @@ def _cln_backward(ctx, dy, _dmean, _drstd, _dmean_last, _dm2):
         raise RuntimeError("cln: backward through a forward that kept no statistics")
     need = ctx.needs_input_grad
     dx, dgamma, dbeta = cln_bwd(dy, x, gamma, mean, rstd, count, ctx.backend, need[1], need[2])
-    gdt, bdt = ctx.param_dtypes
-    dgamma = dgamma.to(gdt) if need[1] and gdt is not None else None
-    dbeta = dbeta.to(bdt) if need[2] and bdt is not None else None
+    grads = (dgamma if need[1] else None, dbeta if need[2] else None)  # not asked for: empty
+    dgamma, dbeta = to_param_dtypes(grads, ctx.param_dtypes)
     return (dx if need[0] else None), dgamma, dbeta, None, None, None, None, None, None
 
 

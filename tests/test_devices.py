@@ -93,7 +93,7 @@ def test_both_gpus_bitwise(backend, device, dtype):
     devices.  Each device runs the forward alone, then the forward and backward, twice."""
     dev1 = _two_gpus(backend, device)
     g, seed = harness.new_generator()
-    B, C, T = _LONG
+    C = _LONG[1]
     x0 = harness.randn(_LONG, dtype, torch.device("cuda", 0), g)
     dy0 = harness.randn(_LONG, dtype, x0.device, g)
     gamma0 = 1 + 0.5 * harness.randn((C,), dtype, x0.device, g)
