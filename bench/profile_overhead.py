@@ -1,18 +1,27 @@
-"""Where does host time go per call?  (GPU only; a diagnosis tool.)
+"""Host time per call, layer by layer.  (GPU only; a diagnosis tool.)
 
-    python3 -m bench.profile_overhead [backend]
+    python3 -m bench.profile_overhead [backend ...] [--profile]
 
-Times, with the GPU kept busy so only host cost is visible, each layer of a
-call: the raw kernel wrapper, common.* without grad, and forward + backward,
-then prints a cProfile of the slowest layer.
+Host time is the wall time of a loop of calls issued without synchronizing, divided by the
+calls, at shapes whose kernels take far less GPU time than their launches: what a Python
+training loop pays per call before the GPU has anything to do.  For each backend: the raw
+kernel wrappers, ``common.*`` without grad, forward + backward (with and without the affine
+parameters), next to the peers' (``F.rms_norm``, the eager cumsum cLN) and to the autograd
+engine's own cost (a one-op ``autograd.Function``).  For Triton every row is measured twice:
+launches through ``JITFunction.run`` (``NORMK_TRITON_DIRECT_LAUNCH=0``) and direct
+(``backends/triton/launch.py``).  ``--profile``: a cProfile of the cLN step afterwards (of the
+calling thread only: the backward runs on the autograd engine's device thread and shows as
+``run_backward``).
 """
 
 from __future__ import annotations
 
 import cProfile
+import os
 import pstats
 import sys
 import time
+from collections.abc import Callable
 
 import torch
 
@@ -20,73 +29,134 @@ import common
 from common.registry import get_backend
 
 
-def host_us(fn, n=300) -> float:
+def host_us(fn: Callable[[], object], n: int = 300) -> float:
+    """Median over 5 rounds of the host time of ``n`` unsynchronized calls, per call."""
     for _ in range(20):
         fn()
     torch.cuda.synchronize()
-    t = time.perf_counter()
-    for _ in range(n):
-        fn()
-    host = (time.perf_counter() - t) / n * 1e6
-    torch.cuda.synchronize()
-    return host
+    rounds = []
+    for _ in range(5):
+        t = time.perf_counter()
+        for _ in range(n):
+            fn()
+        rounds.append((time.perf_counter() - t) / n * 1e6)
+        torch.cuda.synchronize()
+    return sorted(rounds)[2]
 
 
-def main() -> int:
-    name = sys.argv[1] if len(sys.argv) > 1 else "triton"
+class _Copy(torch.autograd.Function):
+    """One-kernel autograd Function: the engine's and apply's own host cost."""
+
+    @staticmethod
+    def forward(ctx, x):  # type: ignore[override]
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, dy):  # type: ignore[override]
+        return dy.clone()
+
+
+def cases(name: str) -> dict[str, Callable[[], object]]:
     K = get_backend(name).kernels()
     dev = torch.device("cuda")
-    x = torch.randn(2048, 4096, device=dev, dtype=torch.bfloat16)
-    w = torch.ones(4096, device=dev, dtype=torch.bfloat16)
-    y = torch.empty_like(x)
-    r = torch.empty(2048, device=dev)
-    xr = x.clone().requires_grad_(True)
-    wr = w.clone().requires_grad_(True)
-    dy = torch.randn_like(x)
-    xc = torch.randn(80, 64, 301, device=dev)
-    yc = torch.empty_like(xc)
-    m = torch.empty(80, 301, device=dev)
-    rs = torch.empty(80, 301, device=dev)
-    m2 = torch.empty(80, device=dev)
+    g = torch.Generator(device=dev).manual_seed(0)
+    # RMSNorm (2048, 4096) bf16; cLN at the seed shape (80, 64, 301) fp32: GPU times of a few
+    # microseconds, so the loop measures the host.
+    x = torch.randn(2048, 4096, device=dev, dtype=torch.bfloat16, generator=g)
+    w = torch.randn(4096, device=dev, dtype=torch.bfloat16, generator=g)
+    y, r = torch.empty_like(x), torch.empty(2048, device=dev)
+    xr, wr = x.clone().requires_grad_(True), w.clone().requires_grad_(True)
+    dy = torch.randn(x.shape, device=dev, dtype=x.dtype, generator=g)
+    xc = torch.randn(80, 64, 301, device=dev, generator=g)
+    gam = torch.randn(64, device=dev, generator=g).requires_grad_(True)
+    bet = torch.randn(64, device=dev, generator=g).requires_grad_(True)
+    yc, m2 = torch.empty_like(xc), torch.empty(80, device=dev)
+    m, rs = torch.empty(80, 301, device=dev), torch.empty(80, 301, device=dev)
     xcr = xc.clone().requires_grad_(True)
-    dyc = torch.randn_like(xc)
+    dyc = torch.randn(xc.shape, device=dev, generator=g)
 
-    def step_rms():
-        torch.autograd.grad(common.rmsnorm(xr, wr, backend=name), [xr, wr], dy)
+    def nograd(fn: Callable[[], object]) -> Callable[[], object]:
+        def run() -> object:
+            with torch.no_grad():
+                return fn()
 
-    def step_cln():
-        torch.autograd.grad(common.cln(xcr, backend=name), [xcr], dyc)
+        return run
 
-    cases = {
-        "torch empty_like": lambda: torch.empty_like(x),
-        "torch zeros(64)": lambda: torch.zeros(64, device=dev),
-        "F.rms_norm": lambda: torch.nn.functional.rms_norm(x, (4096,), w, 1e-6),
+    return {
         "raw rmsnorm_forward": lambda: K.rmsnorm_forward(x, w, 1e-6, y, r),
         "raw cln_forward": lambda: K.cln_forward(xc, None, None, 1e-8, None, yc, m, rs, m2),
+        "rmsnorm no-grad": nograd(lambda: common.rmsnorm(x, w, backend=name)),
+        "cln no-grad": nograd(lambda: common.cln(xc, backend=name)),
+        "rmsnorm fwd+bwd": lambda: torch.autograd.grad(
+            common.rmsnorm(xr, wr, backend=name), [xr, wr], dy
+        ),
+        "cln fwd+bwd (x)": lambda: torch.autograd.grad(common.cln(xcr, backend=name), [xcr], dyc),
+        "cln fwd+bwd (x, gamma, beta)": lambda: torch.autograd.grad(
+            common.cln(xcr, gam, bet, backend=name), [xcr, gam, bet], dyc
+        ),
     }
-    with torch.no_grad():
-        for k, fn in cases.items():
-            print(f"{k:28s} host {host_us(fn):8.1f} us/call")
-        print(
-            f"{'common.rmsnorm no-grad':28s} host "
-            f"{host_us(lambda: common.rmsnorm(x, w, backend=name)):8.1f} us/call"
-        )
-        print(
-            f"{'common.cln no-grad':28s} host "
-            f"{host_us(lambda: common.cln(xc, backend=name)):8.1f} us/call"
-        )
-    print(f"{'rmsnorm fwd+bwd':28s} host {host_us(step_rms, 100):8.1f} us/call")
-    print(f"{'cln fwd+bwd':28s} host {host_us(step_cln, 100):8.1f} us/call")
-    pr = cProfile.Profile()
-    pr.enable()
-    for _ in range(50):
-        step_rms()
-        step_cln()
-    torch.cuda.synchronize()
-    pr.disable()
-    pstats.Stats(pr).sort_stats("tottime").print_stats(25)
+
+
+def peers() -> dict[str, Callable[[], object]]:
+    dev = torch.device("cuda")
+    x = torch.randn(2048, 4096, device=dev, dtype=torch.bfloat16)
+    w = torch.randn(4096, device=dev, dtype=torch.bfloat16)
+    xr, wr = x.clone().requires_grad_(True), w.clone().requires_grad_(True)
+    dy = torch.randn_like(x)
+    xc = torch.randn(80, 64, 301, device=dev, requires_grad=True)
+    dyc = torch.randn_like(xc)
+    F = torch.nn.functional
+    return {
+        "torch.empty (80, 301)": lambda: torch.empty(80, 301, device=dev),
+        "autograd: one-op Function fwd+bwd": lambda: torch.autograd.grad(
+            _Copy.apply(xc), [xc], dyc
+        ),
+        "F.rms_norm no-grad": lambda: F.rms_norm(x, (4096,), w, 1e-6),
+        "F.rms_norm fwd+bwd": lambda: torch.autograd.grad(
+            F.rms_norm(xr, (4096,), wr, 1e-6), [xr, wr], dy
+        ),
+        "eager cumsum cLN fwd+bwd (x)": lambda: torch.autograd.grad(
+            common.cln(xc, backend="eager"), [xc], dyc
+        ),
+    }
+
+
+def main(argv: list[str]) -> int:
+    prof = "--profile" in argv
+    names = [a for a in argv if not a.startswith("--")] or ["triton"]
+    print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}")
+    try:
+        import triton
+
+        from backends.triton.launch import direct_supported
+
+        print(f"triton {triton.__version__}; direct launch: {direct_supported() or 'supported'}")
+    except ImportError:
+        pass
+    print("host us per call (median of 5 rounds of 300 calls)")
+    for k, fn in peers().items():
+        print(f"  {'peer':10s} {k:36s} {host_us(fn):8.1f}")
+    for name in names:
+        for k, fn in cases(name).items():
+            if name == "triton":
+                os.environ["NORMK_TRITON_DIRECT_LAUNCH"] = "0"
+                slow = host_us(fn)
+                os.environ["NORMK_TRITON_DIRECT_LAUNCH"] = "1"
+                fast = host_us(fn)
+                print(f"  {name:10s} {k:36s} {slow:8.1f} -> {fast:8.1f} (run -> direct)")
+            else:
+                print(f"  {name:10s} {k:36s} {host_us(fn):8.1f}")
+    if prof:
+        step = cases(names[0])["cln fwd+bwd (x, gamma, beta)"]
+        pr = cProfile.Profile()
+        pr.enable()
+        for _ in range(100):
+            step()
+        torch.cuda.synchronize()
+        pr.disable()
+        pstats.Stats(pr).sort_stats("tottime").print_stats(25)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

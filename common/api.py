@@ -331,8 +331,10 @@ def cln(
         from common import ops
 
         y, _, _, mean_last, m2_last = ops.cln_fwd(*args, spec, count, mean0, m2_0, stats)
-    else:
+    elif stats:
         y, mean_last, m2_last = _ClnFunction.apply(*args, spec, count, mean0, m2_0, stats)
+    else:  # nothing to differentiate: no autograd node (its apply costs host time)
+        y, _, _, mean_last, m2_last = cln_forward_impl(*args, spec, count, mean0, m2_0, stats)
     if not return_state:
         return y
     prev = count if count is not None else torch.zeros(B, dtype=torch.int64, device=x.device)
@@ -439,6 +441,8 @@ def rmsnorm(
         from common import ops
 
         y = ops.rms_fwd(rows, w, eps, spec)[0]
-    else:
+    elif bwd is not None:
         y = _RMSNormFunction.apply(rows, w, eps, spec)
+    else:  # nothing to differentiate: no autograd node (its apply costs host time)
+        y = rms_forward_impl(rows, w, eps, spec)[0]
     return y.view(x.shape)

@@ -83,6 +83,7 @@ the looped paths with small shapes (the constants are part of the cache key).
 from __future__ import annotations
 
 import functools
+import operator
 from typing import NamedTuple
 
 import torch
@@ -90,6 +91,7 @@ import triton
 import triton.language as tl
 from torch import Tensor
 
+from backends.triton.launch import Kernel
 from common.kernel_api import ClnStateTuple
 
 # --------------------------------------------------------------------------------------------
@@ -655,6 +657,11 @@ _SCR_OFF = 16
 
 def _next_pow2(n: int) -> int:
     return 1 << max(0, (int(n) - 1).bit_length())
+
+
+def _cdiv(a: int, b: int) -> int:
+    # Not triton.cdiv on the host path: that is a ConstexprFunction, whose call costs more.
+    return -(-a // b)
 
 
 def _clamp(v: int, lo: int, hi: int) -> int:
@@ -2014,7 +2021,7 @@ def _colsum_launch(
     # The rows of a segment in as few loads as fit (one at the target shapes' segments of at
     # most 64 rows): each loop round waits for its load before the next is issued.
     block_r = min(max(2, _next_pow2(seg)), COLSUM_BLOCK_R)
-    _colsum_kernel[(nwb, S)](
+    _COLSUM[(nwb, S)](
         src,
         o0,
         o1,
@@ -2043,7 +2050,7 @@ def colsum(parts: Tensor, out0: Tensor, out1: Tensor | None = None, pdl: bool = 
         raise ValueError(f"colsum: the outputs hold {held} columns, the partials have {W}")
     out1 = out0 if out1 is None else out1
     block_w = min(128, max(2, _next_pow2(W)))
-    nwb = triton.cdiv(W, block_w)
+    nwb = _cdiv(W, block_w)
     S, seg = _colsum_split(K, nwb)
     if S == 1:
         _colsum_launch(parts, out0, out1, 1, K, split, 0, block_w, nwb, pdl)
@@ -2213,7 +2220,7 @@ def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
     pairs = _pairs(x, forward, num_cb)
     if pairs:  # T % 16 == 0: the aligned launch, whose cap the packed kernel replaces
         maxnreg = CLN_FWD_MAXNREG_PAIRS if forward else CLN_BWD_MAXNREG_PAIRS
-    ntb = triton.cdiv(T, bt)
+    ntb = _cdiv(T, bt)
     group = _prefix_vector(x, num_warps, CLN_GROUP)
     return _ClnPlan(
         block_c,
@@ -2224,7 +2231,7 @@ def _cln_plan(x: Tensor, forward: bool) -> _ClnPlan:
         ntb,
         B * ntb,
         group,
-        triton.cdiv(ntb, group),
+        _cdiv(ntb, group),
         _prefix_vector(x, num_warps, CLN_CHUNK),
         pairs,
     )
@@ -2385,7 +2392,7 @@ def _scratch(n: int, x: Tensor, pdl: bool, early: bool = False, stamp: bool = Fa
     if not pdl:
         return torch.zeros(n, dtype=torch.int64, device=x.device)
     scr = torch.empty(n + (1 if stamp else 0), dtype=torch.int64, device=x.device)
-    _zero_kernel[(triton.cdiv(n, 1024),)](
+    _ZERO[(_cdiv(n, 1024),)](
         scr, n, BLOCK=1024, EARLY=early, STAMP=stamp, num_warps=4, **_pdl_kw(CLN_PDL_ZERO)
     )
     return scr
@@ -2459,6 +2466,104 @@ def _prefetch_tiles(x: Tensor, p: _ClnPlan, atomic: bool) -> int:
     return max(1, round(CLN_FWD_PREFETCH * _first_wave(x, p, "fwd") / x.shape[0]))
 
 
+class _Launch(NamedTuple):
+    """What one cLN launch needs besides its tensors: the plan, the scratch it zeroes and the
+    kernel's constexprs and options (``_fwd_launch`` / ``_bwd_launch``)."""
+
+    p: _ClnPlan
+    pdl: bool
+    early: bool
+    stamp: bool  # the zero kernel also stamps its start (the forward's pace)
+    n_scr: int  # scratch words zeroed before the launch
+    note: bool  # _note_first_wave after the launch (a stagger or the pace is on)
+    kw: dict[str, object]
+
+
+#: ``_Launch``es by call key (``_launch_key``): computing one costs the host more than the launch
+#: itself (the plan, about 20 helpers, a 45-entry dict; NOTES 48), and it depends only on the
+#: key.  Bounded: cleared when full.
+_LAUNCHES: dict[tuple[object, ...], _Launch] = {}
+_LAUNCHES_MAX = 1024
+
+
+def _launch_key(direction: str, x: Tensor, *flags: object) -> tuple[object, ...] | None:
+    """The key of a cLN launch's ``_Launch``: the direction, x's shape, dtype and device, the
+    call's flags and every knob's value (tests and benchmarks set knobs between calls); None
+    (not cached) while a diagnostic timeline is recorded."""
+    if _DIAG_TIMELINE is not None or _DIAG_TIMELINE_BWD is not None:
+        return None
+    return (direction, x.shape, x.dtype, x.device, flags, _knob_values())
+
+
+def _remember(key: tuple[object, ...] | None, launch: _Launch, wave_known: bool) -> None:
+    """Cache ``launch`` under ``key``, unless it was planned on an estimated first wave that
+    its own launch is about to note (``_note_first_wave``): the next call plans again."""
+    if key is None or (launch.note and not wave_known):
+        return
+    if len(_LAUNCHES) >= _LAUNCHES_MAX:
+        _LAUNCHES.clear()
+    _LAUNCHES[key] = launch
+
+
+def _fwd_launch(
+    x: Tensor, has_gamma: bool, has_beta: bool, has_state: bool, alone: bool, has_mlast: bool
+) -> tuple[_Launch, bool]:
+    """The forward's ``_Launch`` for these inputs, and whether its first wave was known."""
+    B, C, T = x.shape
+    p = _cln_plan(x, forward=True)
+    known = _wave_key(x, p, "fwd") in _FIRST_WAVE
+    # Ticket counter, then the tiles' and the groups' words; zeroed = "not published".
+    pdl = _pdl(x)
+    atomic = _atomic_tickets(x, p)
+    early = _pdl_early(pdl, "fwd", atomic)
+    pace_ps = _pace_ps(x, p, atomic, early, alone)
+    n_scr = _SCR_OFF + B * (p.ntb + p.ng)
+    st = None if pace_ps else _stagger_args(x, p, CLN_FWD_STAGGER_NS, "fwd")
+    pf = _prefetch_tiles(x, p, atomic)
+    cuda = x.device.type == "cuda"
+    kw: dict[str, object] = dict(
+        HAS_STATE=has_state,
+        HAS_GAMMA=has_gamma,
+        HAS_BETA=has_beta,
+        BLOCK_C=p.block_c,
+        BT=p.bt,
+        NUM_CB=p.num_cb,
+        SCR_OFF=_SCR_OFF,
+        G=p.group,
+        CHUNK=p.chunk,
+        RUN=CLN_TICKET_RUN,
+        TICKET_ATOMIC=atomic,
+        ABLATE=_DIAG_ABLATE,
+        PAIRS=p.pairs,
+        ASM=cuda,
+        TIMELINE=_DIAG_TIMELINE is not None,
+        **_stagger_kw(st),
+        GDC=pdl,
+        LD_EV=CLN_TILE_EVICT,
+        ST_CM=CLN_OUT_CACHE,
+        WAIT_FIRST=early,
+        AFFINE_EARLY=CLN_FWD_AFFINE_EARLY or (pace_ps > 0 and alone and CLN_FWD_ALONE_AFFINE_EARLY),
+        PACE=pace_ps > 0,
+        pace_ps=pace_ps,
+        stamp_idx=n_scr,
+        PREFETCH=pf > 0,
+        prefetch_tiles=pf,
+        **_shared_kw(x),
+        EVEN=CLN_FWD_EVEN and p.num_cb == 1 and C == p.block_c and T % p.bt == 0,
+        OUT_FMA=CLN_FWD_OUT_FMA_16BIT and p.pairs != 0,
+        FAST_DIV=CLN_FWD_FAST_DIV and cuda,
+        MERGED=_merged(p),
+        TSPIN=32 * p.num_warps if CLN_FWD_THREAD_SPIN and cuda else 0,
+        STATS=not alone,
+        HAS_MLAST=has_mlast,
+        num_warps=p.num_warps,
+        maxnreg=p.maxnreg,
+        **_pdl_kw(pdl),
+    )
+    note = st is not None or pace_ps > 0
+    return _Launch(p, pdl, early, pace_ps > 0, n_scr, note, kw), known
+
+
 def cln_forward(
     x: Tensor,
     gamma: Tensor | None,
@@ -2478,22 +2583,20 @@ def cln_forward(
         mean = torch.empty((B, T), dtype=m2_last.dtype, device=x.device)
         rstd = torch.empty_like(mean)
     alone = mean is None  # no backward follows: no statistics to write, the forward's own pace
-    p = _cln_plan(x, forward=True)
-    # Ticket counter, then the tiles' and the groups' words; zeroed = "not published".
-    pdl = _pdl(x)
-    atomic = _atomic_tickets(x, p)
-    early = _pdl_early(pdl, "fwd", atomic)
-    pace_ps = _pace_ps(x, p, atomic, early, alone)
-    n_scr = _SCR_OFF + B * (p.ntb + p.ng)
-    scr = _scratch(n_scr, x, pdl, early, stamp=pace_ps > 0)
+    flags = (gamma is not None, beta is not None, state is not None, alone, mean_last is not None)
+    key = _launch_key("fwd", x, *flags)
+    L = _LAUNCHES.get(key) if key is not None else None
+    if L is None:
+        L, known = _fwd_launch(x, *flags)
+        _remember(key, L, known)
+    p = L.p
+    scr = _scratch(L.n_scr, x, L.pdl, L.early, stamp=L.stamp)
     if state is not None:
         cnt, m0, M0 = state
     else:
         cnt = m0 = M0 = m2_last  # dummies, never read (HAS_STATE=False)
     tl_buf = _timeline_buffer(_DIAG_TIMELINE, "_DIAG_TIMELINE", x, p, scr)
-    st = None if pace_ps else _stagger_args(x, p, CLN_FWD_STAGGER_NS, "fwd")
-    pf = _prefetch_tiles(x, p, atomic)
-    ck = _cln_fwd_kernel[(p.nt,)](
+    ck = _CLN_FWD[(p.nt,)](
         x,
         y,
         gamma if gamma is not None else x,
@@ -2513,9 +2616,31 @@ def cln_forward(
         p.ntb,
         p.ng,
         float(eps),
-        HAS_STATE=state is not None,
-        HAS_GAMMA=gamma is not None,
-        HAS_BETA=beta is not None,
+        **L.kw,
+    )
+    if L.note:
+        _note_first_wave(x, p, "fwd", ck)
+
+
+def _bwd_launch(
+    x: Tensor, has_count: bool, has_gamma: bool, has_dg: bool, has_db: bool
+) -> tuple[_Launch, bool]:
+    """The backward's ``_Launch`` for these inputs, and whether its first wave was known."""
+    B = x.shape[0]
+    p = _cln_plan(x, forward=False)
+    known = _wave_key(x, p, "bwd") in _FIRST_WAVE
+    pdl = _pdl(x)
+    atomic = _atomic_tickets(x, p)
+    early = _pdl_early(pdl, "bwd", atomic)
+    # Staggered only by program id: with the atomic counter it was measured to lose
+    # (CLN_BWD_STAGGER_NS).
+    st = _stagger_args(x, p, 0 if atomic else CLN_BWD_STAGGER_NS, "bwd")
+    cuda = x.device.type == "cuda"
+    kw: dict[str, object] = dict(
+        HAS_COUNT=has_count,
+        HAS_GAMMA=has_gamma,
+        HAS_DG=has_dg,
+        HAS_DB=has_db,
         BLOCK_C=p.block_c,
         BT=p.bt,
         NUM_CB=p.num_cb,
@@ -2524,35 +2649,29 @@ def cln_forward(
         CHUNK=p.chunk,
         RUN=CLN_TICKET_RUN,
         TICKET_ATOMIC=atomic,
-        ABLATE=_DIAG_ABLATE,
         PAIRS=p.pairs,
-        ASM=x.device.type == "cuda",
-        TIMELINE=tl_buf is not scr,
+        ASM=cuda,
+        OVERLAP=CLN_PREFIX_OVERLAP,
+        FUSE=CLN_FUSED_SUMS,
+        LATE=CLN_BWD_LATE_PARTIALS,
+        ABLATE=_DIAG_ABLATE_BWD,
+        TIMELINE=_DIAG_TIMELINE_BWD is not None,
         **_stagger_kw(st),
         GDC=pdl,
         LD_EV=CLN_TILE_EVICT,
         ST_CM=CLN_OUT_CACHE,
         WAIT_FIRST=early,
-        AFFINE_EARLY=CLN_FWD_AFFINE_EARLY or (pace_ps > 0 and alone and CLN_FWD_ALONE_AFFINE_EARLY),
-        PACE=pace_ps > 0,
-        pace_ps=pace_ps,
-        stamp_idx=n_scr,
-        PREFETCH=pf > 0,
-        prefetch_tiles=pf,
+        AFFINE_EARLY=CLN_BWD_AFFINE_EARLY,
+        DX_FMA=CLN_BWD_DX_FMA_16BIT and p.pairs != 0,
+        SHARE=CLN_BWD_SHARE_16BIT and p.pairs != 0,
+        FAST_DIV=CLN_BWD_FAST_DIV and cuda,
         **_shared_kw(x),
-        EVEN=CLN_FWD_EVEN and p.num_cb == 1 and C == p.block_c and T % p.bt == 0,
-        OUT_FMA=CLN_FWD_OUT_FMA_16BIT and p.pairs != 0,
-        FAST_DIV=CLN_FWD_FAST_DIV and x.device.type == "cuda",
-        MERGED=_merged(p),
-        TSPIN=32 * p.num_warps if CLN_FWD_THREAD_SPIN and x.device.type == "cuda" else 0,
-        STATS=not alone,
-        HAS_MLAST=mean_last is not None,
         num_warps=p.num_warps,
         maxnreg=p.maxnreg,
         **_pdl_kw(pdl),
     )
-    if st is not None or pace_ps:
-        _note_first_wave(x, p, "fwd", ck)
+    n_scr = _SCR_OFF + 3 * B * (p.ntb + p.ng)
+    return _Launch(p, pdl, early, False, n_scr, st is not None, kw), known
 
 
 def cln_backward(
@@ -2567,11 +2686,14 @@ def cln_backward(
     dbeta: Tensor | None,
 ) -> None:
     B, C, T = x.shape
-    p = _cln_plan(x, forward=False)
-    pdl = _pdl(x)
-    atomic = _atomic_tickets(x, p)
-    early = _pdl_early(pdl, "bwd", atomic)
-    scr = _scratch(_SCR_OFF + 3 * B * (p.ntb + p.ng), x, pdl, early)
+    flags = (count is not None, gamma is not None, dgamma is not None, dbeta is not None)
+    key = _launch_key("bwd", x, *flags)
+    L = _LAUNCHES.get(key) if key is not None else None
+    if L is None:
+        L, known = _bwd_launch(x, *flags)
+        _remember(key, L, known)
+    p, pdl = L.p, L.pdl
+    scr = _scratch(L.n_scr, x, pdl, L.early)
     # Per-tile partials of dgamma and dbeta side by side in one (tiles, PW) buffer, indexed by
     # tile (not ticket): the fixed-order column sum below is then deterministic, and one
     # launch sums both.
@@ -2579,11 +2701,8 @@ def cln_backward(
     parts = torch.empty((p.nt, pw), dtype=torch.float32, device=x.device) if pw else dx
     dgp = parts if dgamma is not None else dx
     dbp = parts[:, C:] if dgamma is not None and dbeta is not None else parts
-    # Staggered only by program id: with the atomic counter it was measured to lose
-    # (CLN_BWD_STAGGER_NS).
-    st = _stagger_args(x, p, 0 if atomic else CLN_BWD_STAGGER_NS, "bwd")
     tl_buf = _timeline_buffer(_DIAG_TIMELINE_BWD, "_DIAG_TIMELINE_BWD", x, p, scr)
-    ck = _cln_bwd_kernel[(p.nt,)](
+    ck = _CLN_BWD[(p.nt,)](
         dy,
         x,
         gamma if gamma is not None else x,
@@ -2601,40 +2720,9 @@ def cln_backward(
         p.ntb,
         p.ng,
         pw,
-        HAS_COUNT=count is not None,
-        HAS_GAMMA=gamma is not None,
-        HAS_DG=dgamma is not None,
-        HAS_DB=dbeta is not None,
-        BLOCK_C=p.block_c,
-        BT=p.bt,
-        NUM_CB=p.num_cb,
-        SCR_OFF=_SCR_OFF,
-        G=p.group,
-        CHUNK=p.chunk,
-        RUN=CLN_TICKET_RUN,
-        TICKET_ATOMIC=atomic,
-        PAIRS=p.pairs,
-        ASM=x.device.type == "cuda",
-        OVERLAP=CLN_PREFIX_OVERLAP,
-        FUSE=CLN_FUSED_SUMS,
-        LATE=CLN_BWD_LATE_PARTIALS,
-        ABLATE=_DIAG_ABLATE_BWD,
-        TIMELINE=tl_buf is not scr,
-        **_stagger_kw(st),
-        GDC=pdl,
-        LD_EV=CLN_TILE_EVICT,
-        ST_CM=CLN_OUT_CACHE,
-        WAIT_FIRST=early,
-        AFFINE_EARLY=CLN_BWD_AFFINE_EARLY,
-        DX_FMA=CLN_BWD_DX_FMA_16BIT and p.pairs != 0,
-        SHARE=CLN_BWD_SHARE_16BIT and p.pairs != 0,
-        FAST_DIV=CLN_BWD_FAST_DIV and x.device.type == "cuda",
-        **_shared_kw(x),
-        num_warps=p.num_warps,
-        maxnreg=p.maxnreg,
-        **_pdl_kw(pdl),
+        **L.kw,
     )
-    if st is not None:
+    if L.note:
         _note_first_wave(x, p, "bwd", ck)
     if dgamma is not None:
         colsum(parts, dgamma, dbeta, pdl=pdl)
@@ -2883,7 +2971,7 @@ def rmsnorm_forward(x: Tensor, weight: Tensor | None, eps: float, y: Tensor, rst
     )
     w = weight if weight is not None else x
     if not looped:
-        _rms_fwd_kernel[(triton.cdiv(M, rows),)](
+        _RMS_FWD[(_cdiv(M, rows),)](
             x,
             w,
             y,
@@ -2898,7 +2986,7 @@ def rmsnorm_forward(x: Tensor, weight: Tensor | None, eps: float, y: Tensor, rst
             num_warps=num_warps,
         )
         return
-    _rms_rowdot_kernel[(M,)](
+    _RMS_ROWDOT[(M,)](
         x,
         x,
         w,
@@ -2914,7 +3002,7 @@ def rmsnorm_forward(x: Tensor, weight: Tensor | None, eps: float, y: Tensor, rst
         BLOCK_N=block_n,
         num_warps=num_warps,
     )
-    _rms_scale_kernel[(M, triton.cdiv(N, block_n))](
+    _RMS_SCALE[(M, _cdiv(N, block_n))](
         x,
         w,
         rstd,
@@ -2947,7 +3035,7 @@ def rmsnorm_backward(
     dwp = torch.empty((progs, N), dtype=torch.float32, device=x.device) if dw is not None else dx
     if looped:
         c = torch.empty(M, dtype=torch.float32, device=x.device)
-        _rms_rowdot_kernel[(M,)](
+        _RMS_ROWDOT[(M,)](
             x,
             dy,
             w,
@@ -2965,7 +3053,7 @@ def rmsnorm_backward(
         )
     else:
         c = rstd  # dummy, never read (HAS_C=False)
-    _rms_bwd_kernel[(progs, triton.cdiv(N, block_n))](
+    _RMS_BWD[(progs, _cdiv(N, block_n))](
         dy,
         x,
         w,
@@ -2991,3 +3079,24 @@ def rmsnorm_backward(
         # fwd+bwd 2.6-2.7 us slower in both dtypes (53.7 -> 56.3 us fp32, 34.1 -> 36.8 bf16;
         # bench/results/nvidia-h200.md of sessions 15 and 16).  Fixed order: deterministic.
         torch.sum(dwp, dim=0, out=dw)
+
+
+#: The knobs' current values, one tuple (part of ``_launch_key``): every module-level tuning
+#: or diagnostic constant above.
+_knob_values = functools.partial(
+    operator.itemgetter(
+        *sorted(n for n in dir() if n.startswith(("CLN_", "COLSUM_", "RMS_", "_DIAG_")))
+    ),
+    globals(),
+)
+
+# Every launch above goes through ``launch.Kernel``: directly to the compiled kernel once it
+# has been launched through ``JITFunction.run`` for the same specialization (launch.py).
+_CLN_FWD = Kernel(_cln_fwd_kernel)
+_CLN_BWD = Kernel(_cln_bwd_kernel)
+_ZERO = Kernel(_zero_kernel)
+_COLSUM = Kernel(_colsum_kernel)
+_RMS_FWD = Kernel(_rms_fwd_kernel)
+_RMS_BWD = Kernel(_rms_bwd_kernel)
+_RMS_ROWDOT = Kernel(_rms_rowdot_kernel)
+_RMS_SCALE = Kernel(_rms_scale_kernel)

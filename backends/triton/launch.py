@@ -1,0 +1,168 @@
+"""Direct launches of compiled Triton kernels: the host side of one kernel call.
+
+``fn[grid](*args, **kwargs)`` runs ``JITFunction.run`` on every call: it binds the arguments,
+specializes each of them in turn, builds the cache key from all of them, looks the compiled
+kernel up, checks the globals the kernel reads, and then calls the compiled kernel's launcher.
+For the cLN kernels (about 60 arguments, 45 of them constexpr) that bookkeeping costs more host
+time than the launch itself, and an eager training step launches 4-6 of them per norm
+(``bench.profile_overhead``; NOTES 48).
+
+:class:`Kernel` wraps a ``@triton.jit`` function and keeps the compiled kernel of every
+specialization it has launched, keyed by what Triton specializes on (each runtime argument's
+type, each tensor's dtype and 16-byte alignment, each integer's ``== 1`` / ``% 16 == 0`` /
+32-bit range, the constexpr arguments and the launch options, the current device): the first
+launch of a key goes through ``JITFunction.run`` (compiling if need be), later ones call the
+same compiled kernel's launcher with the same arguments ``JITFunction.run`` would pass it.  The
+key is at least as fine as Triton's own, so a direct launch runs exactly the kernel the slow
+path would have run.
+
+The launcher's calling convention is Triton-internal, so the direct path is on only where the
+installed Triton's ``JITFunction.run`` ends in the call mirrored here (checked once, from its
+source); elsewhere, under the interpreter (``TRITON_INTERPRET=1``), and with
+``NORMK_TRITON_DIRECT_LAUNCH=0`` every launch goes through ``JITFunction.run``.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+#: The last statement of ``JITFunction.run`` that :meth:`Kernel.launch` mirrors (whitespace
+#: collapsed): the launcher gets the grid, the stream, the kernel's handle and metadata, the
+#: launch hooks and then every bound argument, constexprs included, in parameter order.
+_MIRRORED = (
+    "kernel.run(grid_0, grid_1, grid_2, stream, kernel.function, kernel.packed_metadata, "
+    "launch_metadata, knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook, "
+    "*bound_args.values())"
+)
+
+
+@functools.lru_cache(maxsize=1)
+def direct_supported() -> str | None:
+    """None when this Triton's ``JITFunction.run`` launches as :class:`Kernel` mirrors, else
+    why the direct path stays off."""
+    try:
+        from triton import knobs  # noqa: F401  (the hooks' home since Triton 3.4)
+        from triton.runtime.jit import JITFunction
+
+        src = " ".join(inspect.getsource(JITFunction.run).split())
+    except (ImportError, OSError, TypeError) as e:
+        return f"cannot read triton's JITFunction.run ({e})"
+    if _MIRRORED not in src:
+        return "this triton's JITFunction.run launches differently from the mirrored call"
+    return None
+
+
+def direct_enabled() -> bool:
+    """Whether launches may bypass ``JITFunction.run`` (env ``NORMK_TRITON_DIRECT_LAUNCH``,
+    default on, read on every call so a test or a benchmark can switch it)."""
+    return os.environ.get("NORMK_TRITON_DIRECT_LAUNCH", "1") != "0" and direct_supported() is None
+
+
+@functools.lru_cache(maxsize=1)
+def _knobs() -> Any:
+    from triton import knobs
+
+    return knobs
+
+
+def _is_jit(fn: object) -> bool:
+    try:
+        from triton.runtime.jit import JITFunction
+    except ImportError:
+        return False
+    return isinstance(fn, JITFunction)
+
+
+def current_device() -> int:
+    """The device ``JITFunction.run`` launches on (the current CUDA device)."""
+    from triton.runtime import driver
+
+    return driver.active.get_current_device()
+
+
+def current_stream(device: int) -> int:
+    """The stream ``JITFunction.run`` launches on (the current stream of ``device``)."""
+    from triton.runtime import driver
+
+    return driver.active.get_current_stream(device)
+
+
+def arg_key(a: object) -> object:
+    """What Triton's specialization of one runtime argument depends on, or a value at least as
+    fine: tensors by dtype and 16-byte alignment, integers by ``== 1``, ``% 16 == 0`` and
+    whether they fit int32 or need uint64, other values by type (floats are always fp32)."""
+    if isinstance(a, torch.Tensor):
+        return (a.dtype, a.data_ptr() % 16 == 0)
+    if isinstance(a, bool):
+        return bool
+    if isinstance(a, int):
+        return (int, a == 1, a % 16 == 0, -(2**31) <= a < 2**31, a >= 2**63)
+    return type(a)
+
+
+class Kernel:
+    """A ``@triton.jit`` function launched as ``Kernel(fn)[grid](*args, **constexprs)``, like
+    the function itself, but directly once compiled (see the module's docstring).
+
+    Runtime arguments must be positional and constexprs / launch options keywords, in the
+    same names on every call; ``fn[grid]`` semantics otherwise (it returns the compiled
+    kernel).
+    """
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+        self._compiled: dict[tuple[object, ...], tuple[Any, tuple[object, ...]]] = {}
+        # Only a compiled JITFunction (not the interpreter's InterpretedFunction) has a launcher.
+        params = getattr(fn, "params", None) if _is_jit(fn) else None
+        self._params = list(params) if params is not None else None
+
+    def __getitem__(self, grid: Sequence[int]) -> Any:
+        return functools.partial(self.launch, tuple(grid))
+
+    def _tail(self, n_args: int, kwargs: dict[str, object]) -> tuple[object, ...] | None:
+        """The bound values of the parameters after the ``n_args`` positional ones, in
+        parameter order (keywords, else defaults), as ``JITFunction.run`` binds them."""
+        tail = []
+        for p in self._params[n_args:]:  # type: ignore[index]
+            if p.name in kwargs:
+                tail.append(kwargs[p.name])
+            elif p.default is not inspect.Parameter.empty:
+                tail.append(p.default)
+            else:
+                return None
+        return tuple(tail)
+
+    def launch(self, grid: tuple[int, ...], *args: object, **kwargs: object) -> Any:
+        if self._params is None or not direct_enabled():
+            return self.fn[grid](*args, **kwargs)
+        dev = current_device()
+        key = (dev, tuple(kwargs.items()), tuple(map(arg_key, args)))
+        hit = self._compiled.get(key)
+        # The globals the kernel read when compiled must still be the same objects; where one
+        # is not, JITFunction.run compares the values (and raises if one changed).  Not ``!=``
+        # here: these are mostly tl.constexpr, whose comparison is a Python call.
+        used = self.fn.used_global_vals
+        if hit is None or any(g.get(n, _MISSING) is not v for (n, _), (v, g) in used.items()):
+            ck = self.fn[grid](*args, **kwargs)  # compiles if need be; raises as Triton does
+            tail = self._tail(len(args), kwargs)
+            if ck is not None and tail is not None:
+                self._compiled[key] = (ck, tail)
+            return ck
+        ck, tail = hit
+        vals = (*args, *tail)
+        g = (grid[0], grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1)
+        stream = current_stream(dev)
+        rt = _knobs().runtime
+        enter, leave = rt.launch_enter_hook, rt.launch_exit_hook
+        meta = ck.launch_metadata(g, stream, *vals)
+        ck.run(*g, stream, ck.function, ck.packed_metadata, meta, enter, leave, *vals)
+        return ck
+
+
+_MISSING = object()
