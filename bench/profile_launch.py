@@ -64,7 +64,7 @@ def main() -> int:
     p = L.p
     scr = K._scratch(L.n_scr, x, L.pdl, L.early, stamp=L.stamp)
     args = (x, y, gam, bet, mean, rstd, m2, m2, m2, m2, m2, scr, scr, B, C, T, p.ntb, p.ng, 1e-8)
-    ck = K._CLN_FWD[(p.nt,)](*args, **L.kw)
+    ck = K._CLN_FWD[(p.nt,)](*args, **L.kernel.kwargs)
     zero_args = (scr, L.n_scr)
     zero_kw = dict(
         BLOCK=1024, EARLY=L.early, STAMP=L.stamp, num_warps=4, **K._pdl_kw(K.CLN_PDL_ZERO)
@@ -75,7 +75,7 @@ def main() -> int:
     rt = launch._knobs().runtime
 
     def raw_run(c: object, grid: tuple[int, ...], a: tuple[object, ...], kw: dict) -> None:
-        tail = K._CLN_FWD._tail(len(a), kw) if c is ck else K._ZERO._tail(len(a), kw)
+        tail = (K._CLN_FWD if c is ck else K._ZERO).bind(**kw)._tail(len(a))
         vals = (*a, *tail)  # type: ignore[misc]
         g3 = (grid[0], 1, 1)
         c.run(*g3, stream, c.function, c.packed_metadata, None, rt.launch_enter_hook,  # type: ignore[attr-defined]
@@ -89,18 +89,23 @@ def main() -> int:
 
     def pair_direct() -> None:
         zero_direct()
-        K._CLN_FWD[(p.nt,)](*args, **L.kw)
+        K._CLN_FWD[(p.nt,)](*args, **L.kernel.kwargs)
+
+    def pair_bound() -> None:
+        zero_direct()
+        L.kernel.launch((p.nt,), *args)
 
     def pair_jit() -> None:
         zero_jit()
-        K._cln_fwd_kernel[(p.nt,)](*args, **L.kw)
+        K._cln_fwd_kernel[(p.nt,)](*args, **L.kernel.kwargs)
 
     def pair_raw() -> None:
         raw_run(zk, zgrid, zero_args, zero_kw)
-        raw_run(ck, (p.nt,), args, L.kw)
+        raw_run(ck, (p.nt,), args, L.kernel.kwargs)
 
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}; host us per repetition")
-    print(f"  cLN fwd kernel: {len(args)} runtime args, {len(L.kw)} keywords, grid {p.nt}")
+    nkw = len(L.kernel.kwargs)
+    print(f"  cLN fwd kernel: {len(args)} runtime args, {nkw} keywords, grid {p.nt}")
     rows = {
         "torch.empty int64 scratch": lambda: torch.empty(L.n_scr, dtype=torch.int64, device=dev),
         "_knob_values()": K._knob_values,
@@ -110,6 +115,7 @@ def main() -> int:
         "zero kernel: Kernel (direct)": zero_direct,
         "zero + fwd kernel: JITFunction.run": pair_jit,
         "zero + fwd kernel: Kernel (direct)": pair_direct,
+        "zero + fwd kernel: Bound (direct)": pair_bound,
         "zero + fwd kernel: compiled launchers only": pair_raw,
         "_scratch (empty + zero kernel)": lambda: K._scratch(L.n_scr, x, L.pdl, L.early),
         "raw cln_forward (stats, gamma, beta)": fwd,
@@ -122,9 +128,78 @@ def main() -> int:
             torch.empty(264, 4096, device=dev), dim=0, out=dw
         ),
     }
+    rows.update(_autograd_rows(dev, zero_direct))
     for k, fn in rows.items():
         print(f"  {k:44s} {us(fn):8.2f}")
+    for k, fn in {"zero kernel: Kernel (direct)": zero_direct, "torch.empty (80, 301)": (
+        lambda: torch.empty(80, 301, device=dev)
+    )}.items():  # fmt: skip
+        print(f"  {'in a worker thread: ' + k:44s} {_in_thread(fn):8.2f}")
     return 0
+
+
+def _autograd_rows(dev: torch.device, launch: Callable[[], object]) -> dict[str, Callable]:
+    """Host time of one-op autograd Functions whose backward does a little more each time:
+    what the engine costs, and what a Triton launch or allocations cost inside a backward
+    (which runs on the engine's device thread)."""
+    x = torch.randn(80, 64, 301, device=dev, requires_grad=True)
+    dy = torch.randn_like(x)
+
+    class Copy(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):  # type: ignore[override]
+            return t.clone()
+
+        @staticmethod
+        def backward(ctx, d):  # type: ignore[override]
+            return d.clone()
+
+    class CopyLaunch(Copy):
+        @staticmethod
+        def backward(ctx, d):  # type: ignore[override]
+            launch()
+            return d.clone()
+
+    class CopyEmpties(Copy):
+        @staticmethod
+        def backward(ctx, d):  # type: ignore[override]
+            for _ in range(5):
+                torch.empty(80, 301, device=dev)
+            return d.clone()
+
+    class CopySaved(Copy):
+        @staticmethod
+        def forward(ctx, t):  # type: ignore[override]
+            ctx.save_for_backward(t, t, t, t, t)
+            return t.clone()
+
+        @staticmethod
+        @torch.autograd.function.once_differentiable
+        def backward(ctx, d):  # type: ignore[override]
+            _ = ctx.saved_tensors
+            return d.clone()
+
+    def step(f: type) -> Callable[[], object]:
+        return lambda: torch.autograd.grad(f.apply(x), [x], dy)
+
+    return {
+        "autograd: clone Function fwd+bwd": step(Copy),
+        "  + a zero-kernel launch in the backward": step(CopyLaunch),
+        "  + 5 torch.empty in the backward": step(CopyEmpties),
+        "  + 5 saved tensors, once_differentiable": step(CopySaved),
+        "clone Function forward alone (grad on)": lambda: Copy.apply(x),
+    }
+
+
+def _in_thread(fn: Callable[[], object]) -> float:
+    """``us(fn)`` measured in a separate Python thread (as a backward runs)."""
+    import threading
+
+    out: list[float] = []
+    th = threading.Thread(target=lambda: out.append(us(fn)))
+    th.start()
+    th.join()
+    return out[0]
 
 
 if __name__ == "__main__":

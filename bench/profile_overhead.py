@@ -29,19 +29,30 @@ import common
 from common.registry import get_backend
 
 
-def host_us(fn: Callable[[], object], n: int = 300) -> float:
-    """Median over 5 rounds of the host time of ``n`` unsynchronized calls, per call."""
+def host_us(fn: Callable[[], object], n: int = 300) -> tuple[float, float]:
+    """(host, GPU span) per call, medians over 5 rounds of ``n`` unsynchronized calls: the
+    host's wall time, and the GPU's time from the first call's work to the last's (CUDA events).
+    Where the span is close to the host time the loop waited on the GPU, so the host time is
+    then an upper bound."""
     for _ in range(20):
         fn()
     torch.cuda.synchronize()
-    rounds = []
+    hosts, spans = [], []
     for _ in range(5):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         t = time.perf_counter()
+        e0.record()
         for _ in range(n):
             fn()
-        rounds.append((time.perf_counter() - t) / n * 1e6)
+        e1.record()
+        hosts.append((time.perf_counter() - t) / n * 1e6)
         torch.cuda.synchronize()
-    return sorted(rounds)[2]
+        spans.append(e0.elapsed_time(e1) * 1e3 / n)
+    return sorted(hosts)[2], sorted(spans)[2]
+
+
+def _fmt(hs: tuple[float, float]) -> str:
+    return f"{hs[0]:8.1f} ({hs[1]:6.1f})"
 
 
 class _Copy(torch.autograd.Function):
@@ -133,9 +144,9 @@ def main(argv: list[str]) -> int:
         print(f"triton {triton.__version__}; direct launch: {direct_supported() or 'supported'}")
     except ImportError:
         pass
-    print("host us per call (median of 5 rounds of 300 calls)")
+    print("host us per call (GPU span us per call), medians of 5 rounds of 300 calls")
     for k, fn in peers().items():
-        print(f"  {'peer':10s} {k:36s} {host_us(fn):8.1f}")
+        print(f"  {'peer':10s} {k:36s} {_fmt(host_us(fn))}")
     for name in names:
         for k, fn in cases(name).items():
             if name == "triton":
@@ -143,9 +154,9 @@ def main(argv: list[str]) -> int:
                 slow = host_us(fn)
                 os.environ["NORMK_TRITON_DIRECT_LAUNCH"] = "1"
                 fast = host_us(fn)
-                print(f"  {name:10s} {k:36s} {slow:8.1f} -> {fast:8.1f} (run -> direct)")
+                print(f"  {name:10s} {k:36s} {_fmt(slow)} -> {_fmt(fast)} (run -> direct)")
             else:
-                print(f"  {name:10s} {k:36s} {host_us(fn):8.1f}")
+                print(f"  {name:10s} {k:36s} {_fmt(host_us(fn))}")
     if prof:
         step = cases(names[0])["cln fwd+bwd (x, gamma, beta)"]
         pr = cProfile.Profile()

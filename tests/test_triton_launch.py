@@ -161,7 +161,7 @@ def test_switched_off_by_env(fake, monkeypatch):
 def test_interpreted_functions_always_go_the_slow_way():
     L = _launch_module()
     k = L.Kernel(object())  # not a JITFunction: no launcher to call
-    assert k._params is None
+    assert k.params is None
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")

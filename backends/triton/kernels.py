@@ -91,7 +91,7 @@ import triton
 import triton.language as tl
 from torch import Tensor
 
-from backends.triton.launch import Kernel
+from backends.triton.launch import Bound, Kernel
 from common.kernel_api import ClnStateTuple
 
 # --------------------------------------------------------------------------------------------
@@ -2476,7 +2476,7 @@ class _Launch(NamedTuple):
     stamp: bool  # the zero kernel also stamps its start (the forward's pace)
     n_scr: int  # scratch words zeroed before the launch
     note: bool  # _note_first_wave after the launch (a stagger or the pace is on)
-    kw: dict[str, object]
+    kernel: Bound  # the cLN kernel with its constexprs and options bound
 
 
 #: ``_Launch``es by call key (``_launch_key``): computing one costs the host more than the launch
@@ -2561,7 +2561,7 @@ def _fwd_launch(
         **_pdl_kw(pdl),
     )
     note = st is not None or pace_ps > 0
-    return _Launch(p, pdl, early, pace_ps > 0, n_scr, note, kw), known
+    return _Launch(p, pdl, early, pace_ps > 0, n_scr, note, _CLN_FWD.bind(**kw)), known
 
 
 def cln_forward(
@@ -2596,7 +2596,8 @@ def cln_forward(
     else:
         cnt = m0 = M0 = m2_last  # dummies, never read (HAS_STATE=False)
     tl_buf = _timeline_buffer(_DIAG_TIMELINE, "_DIAG_TIMELINE", x, p, scr)
-    ck = _CLN_FWD[(p.nt,)](
+    ck = L.kernel.launch(
+        (p.nt,),
         x,
         y,
         gamma if gamma is not None else x,
@@ -2616,7 +2617,6 @@ def cln_forward(
         p.ntb,
         p.ng,
         float(eps),
-        **L.kw,
     )
     if L.note:
         _note_first_wave(x, p, "fwd", ck)
@@ -2671,7 +2671,7 @@ def _bwd_launch(
         **_pdl_kw(pdl),
     )
     n_scr = _SCR_OFF + 3 * B * (p.ntb + p.ng)
-    return _Launch(p, pdl, early, False, n_scr, st is not None, kw), known
+    return _Launch(p, pdl, early, False, n_scr, st is not None, _CLN_BWD.bind(**kw)), known
 
 
 def cln_backward(
@@ -2702,7 +2702,8 @@ def cln_backward(
     dgp = parts if dgamma is not None else dx
     dbp = parts[:, C:] if dgamma is not None and dbeta is not None else parts
     tl_buf = _timeline_buffer(_DIAG_TIMELINE_BWD, "_DIAG_TIMELINE_BWD", x, p, scr)
-    ck = _CLN_BWD[(p.nt,)](
+    ck = L.kernel.launch(
+        (p.nt,),
         dy,
         x,
         gamma if gamma is not None else x,
@@ -2720,7 +2721,6 @@ def cln_backward(
         p.ntb,
         p.ng,
         pw,
-        **L.kw,
     )
     if L.note:
         _note_first_wave(x, p, "bwd", ck)

@@ -110,59 +110,103 @@ class Kernel:
     """A ``@triton.jit`` function launched as ``Kernel(fn)[grid](*args, **constexprs)``, like
     the function itself, but directly once compiled (see the module's docstring).
 
-    Runtime arguments must be positional and constexprs / launch options keywords, in the
-    same names on every call; ``fn[grid]`` semantics otherwise (it returns the compiled
-    kernel).
+    Runtime arguments must be positional, constexprs and launch options keywords.  A call site
+    whose keywords repeat can :meth:`bind` them once and launch the :class:`Bound` (no keyword
+    dict to build, hash and bind per call).
     """
 
     def __init__(self, fn: Any) -> None:
         self.fn = fn
-        self._compiled: dict[tuple[object, ...], tuple[Any, tuple[object, ...]]] = {}
         # Only a compiled JITFunction (not the interpreter's InterpretedFunction) has a launcher.
         params = getattr(fn, "params", None) if _is_jit(fn) else None
-        self._params = list(params) if params is not None else None
+        self.params = list(params) if params is not None else None
+        self._bound: dict[tuple[object, ...], Bound] = {}
+
+    def bind(self, **kwargs: object) -> Bound:
+        """The kernel with these constexprs and launch options fixed."""
+        return Bound(self, kwargs)
 
     def __getitem__(self, grid: Sequence[int]) -> Any:
         return functools.partial(self.launch, tuple(grid))
 
-    def _tail(self, n_args: int, kwargs: dict[str, object]) -> tuple[object, ...] | None:
+    def launch(self, grid: tuple[int, ...], *args: object, **kwargs: object) -> Any:
+        if self.params is None or not direct_enabled():
+            return self.fn[grid](*args, **kwargs)
+        key = tuple(kwargs.items())
+        b = self._bound.get(key)
+        if b is None:
+            if len(self._bound) >= _MAX_ENTRIES:
+                self._bound.clear()
+            b = self._bound[key] = Bound(self, kwargs)
+        return b.launch(grid, *args)
+
+
+class Bound:
+    """A :class:`Kernel` with its keywords fixed: ``Bound[grid](*args)`` or
+    ``Bound.launch(grid, *args)``; one compiled kernel per (device, runtime arguments' keys)."""
+
+    def __init__(self, kernel: Kernel, kwargs: dict[str, object]) -> None:
+        self.kernel = kernel
+        self.kwargs = kwargs
+        # key -> (compiled kernel, the constexprs' values in parameter order, the globals it
+        # read as the objects they were)
+        self._compiled: dict[tuple[object, ...], tuple[Any, tuple[object, ...], tuple]] = {}
+
+    def __getitem__(self, grid: Sequence[int]) -> Any:
+        return functools.partial(self.launch, tuple(grid))
+
+    def _tail(self, n_args: int) -> tuple[object, ...] | None:
         """The bound values of the parameters after the ``n_args`` positional ones, in
         parameter order (keywords, else defaults), as ``JITFunction.run`` binds them."""
         tail = []
-        for p in self._params[n_args:]:  # type: ignore[index]
-            if p.name in kwargs:
-                tail.append(kwargs[p.name])
+        for p in self.kernel.params[n_args:]:  # type: ignore[index]
+            if p.name in self.kwargs:
+                tail.append(self.kwargs[p.name])
             elif p.default is not inspect.Parameter.empty:
                 tail.append(p.default)
             else:
                 return None
         return tuple(tail)
 
-    def launch(self, grid: tuple[int, ...], *args: object, **kwargs: object) -> Any:
-        if self._params is None or not direct_enabled():
-            return self.fn[grid](*args, **kwargs)
+    def _slow(self, key: tuple[object, ...], grid: tuple[int, ...], args: tuple) -> Any:
+        fn = self.kernel.fn
+        ck = fn[grid](*args, **self.kwargs)  # compiles if need be; raises as Triton does
+        tail = self._tail(len(args))
+        if ck is not None and tail is not None:
+            # The globals the kernel read, as the objects bound now: a later launch goes
+            # direct only while each name still holds the same object (else JITFunction.run
+            # compares the values, and raises if one changed).
+            snap = tuple(
+                (g, n, g.get(n, _MISSING)) for (n, _), (_, g) in fn.used_global_vals.items()
+            )
+            if len(self._compiled) >= _MAX_ENTRIES:
+                self._compiled.clear()
+            self._compiled[key] = (ck, tail, snap)
+        return ck
+
+    def launch(self, grid: tuple[int, ...], *args: object) -> Any:
+        if self.kernel.params is None or not direct_enabled():
+            return self.kernel.fn[grid](*args, **self.kwargs)
         dev = current_device()
-        key = (dev, tuple(kwargs.items()), tuple(map(arg_key, args)))
+        key = (dev, *map(arg_key, args))
         hit = self._compiled.get(key)
-        # The globals the kernel read when compiled must still be the same objects; where one
-        # is not, JITFunction.run compares the values (and raises if one changed).  Not ``!=``
-        # here: these are mostly tl.constexpr, whose comparison is a Python call.
-        used = self.fn.used_global_vals
-        if hit is None or any(g.get(n, _MISSING) is not v for (n, _), (v, g) in used.items()):
-            ck = self.fn[grid](*args, **kwargs)  # compiles if need be; raises as Triton does
-            tail = self._tail(len(args), kwargs)
-            if ck is not None and tail is not None:
-                self._compiled[key] = (ck, tail)
-            return ck
-        ck, tail = hit
+        if hit is None:
+            return self._slow(key, grid, args)
+        ck, tail, snap = hit
+        for g, n, o in snap:
+            if g.get(n, _MISSING) is not o:
+                return self._slow(key, grid, args)
         vals = (*args, *tail)
-        g = (grid[0], grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1)
+        g3 = (grid[0], grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1)
         stream = current_stream(dev)
         rt = _knobs().runtime
         enter, leave = rt.launch_enter_hook, rt.launch_exit_hook
-        meta = ck.launch_metadata(g, stream, *vals)
-        ck.run(*g, stream, ck.function, ck.packed_metadata, meta, enter, leave, *vals)
+        meta = ck.launch_metadata(g3, stream, *vals)
+        ck.run(*g3, stream, ck.function, ck.packed_metadata, meta, enter, leave, *vals)
         return ck
 
 
+#: Bound keyword sets per kernel and compiled specializations per bound set, each cleared when
+#: it reaches this size (a guard against unbounded growth, far above any real use).
+_MAX_ENTRIES = 4096
 _MISSING = object()
