@@ -132,6 +132,58 @@ def peers() -> dict[str, Callable[[], object]]:
     }
 
 
+def breakdown(name: str, n: int = 300) -> None:
+    """Where the time of one eager forward + backward goes: the host time of a step against
+    the time spent inside ``common.api``'s pieces (timers wrapped around them; the backward's
+    run on the autograd engine's thread)."""
+    from common import api
+
+    spent: dict[str, float] = {}
+
+    def timed(label: str, f: Callable) -> Callable:
+        def run(*a: object, **k: object) -> object:
+            t = time.perf_counter()
+            try:
+                return f(*a, **k)
+            finally:
+                spent[label] = spent.get(label, 0.0) + time.perf_counter() - t
+
+        return run
+
+    patches = [
+        (api, "cln_forward_impl"),
+        (api, "cln_backward_impl"),
+        (api, "rms_forward_impl"),
+        (api, "rms_backward_impl"),
+        (api, "_resolve"),
+    ]
+    fns = [(api._ClnFunction, "forward"), (api._ClnFunction, "backward"),
+           (api._RMSNormFunction, "forward"), (api._RMSNormFunction, "backward")]  # fmt: skip
+    saved = [(o, a, getattr(o, a)) for o, a in patches] + [(o, a, o.__dict__[a]) for o, a in fns]
+    try:
+        for o, a in patches:
+            setattr(o, a, timed(a, getattr(o, a)))
+        for o, a in fns:
+            setattr(o, a, staticmethod(timed(f"{o.__name__}.{a}", getattr(o, a))))
+        for k, fn in cases(name).items():
+            if "fwd+bwd" not in k:
+                continue
+            for _ in range(20):
+                fn()
+            torch.cuda.synchronize()
+            spent.clear()
+            t = time.perf_counter()
+            for _ in range(n):
+                fn()
+            total = (time.perf_counter() - t) / n * 1e6
+            torch.cuda.synchronize()
+            parts = ", ".join(f"{lbl} {v / n * 1e6:.1f}" for lbl, v in spent.items())
+            print(f"  {name:10s} {k:36s} {total:8.1f}: {parts}")
+    finally:
+        for o, a, v in saved:
+            setattr(o, a, v)
+
+
 def main(argv: list[str]) -> int:
     prof = "--profile" in argv
     names = [a for a in argv if not a.startswith("--")] or ["triton"]
@@ -157,6 +209,9 @@ def main(argv: list[str]) -> int:
                 print(f"  {name:10s} {k:36s} {_fmt(slow)} -> {_fmt(fast)} (run -> direct)")
             else:
                 print(f"  {name:10s} {k:36s} {_fmt(host_us(fn))}")
+    print("inside one step, us per step (timers around common.api's pieces; nested)")
+    for name in names:
+        breakdown(name)
     if prof:
         step = cases(names[0])["cln fwd+bwd (x, gamma, beta)"]
         pr = cProfile.Profile()
