@@ -243,11 +243,16 @@ class _ClnFunction(torch.autograd.Function):
         ctx.param_dtypes = param_dtypes(gamma, beta)
         ctx.save_for_backward(x, gamma, mean, rstd, count)
         ctx.mark_non_differentiable(mean_last, m2_last)
+        # The state's outputs never get a gradient: without this the engine would allocate and
+        # zero-fill one for each of them on every backward (two more launches).
+        ctx.set_materialize_grads(False)
         return y, mean_last, m2_last
 
     @staticmethod
     @torch.autograd.function.once_differentiable
-    def backward(ctx, dy: Tensor, _dmean: Tensor, _dm2: Tensor):  # type: ignore[override]
+    def backward(ctx, dy: Tensor | None, _dmean: Tensor, _dm2: Tensor):  # type: ignore[override]
+        if dy is None:  # no gradient reached y (it can reach nothing else)
+            return (None,) * 9
         x, gamma, mean, rstd, count = ctx.saved_tensors
         if mean is None:  # cln() asks for the statistics whenever an input needs a gradient
             raise RuntimeError("cln: backward through a forward that kept no statistics")

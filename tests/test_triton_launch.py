@@ -131,12 +131,22 @@ def test_a_new_specialization_goes_the_slow_way(fake, monkeypatch, second):
     assert _kinds(fn.log) == ["slow", "slow", "direct"]
 
 
-def test_same_key_other_values_stay_direct(fake):
+def test_same_key_other_tensors_and_grid_stay_direct(fake):
     k, fn = fake
     k[(1,)](torch.zeros(64), 32, A=2)
-    k[(5,)](torch.ones(16), 48, A=2)  # same dtype / alignment / int class: one kernel
+    k[(5,)](torch.ones(16), 32, A=2)  # same dtype / alignment / ints: the same kernel
     assert _kinds(fn.log) == ["slow", "direct"]
     assert fn.log[1][1][0] == 5
+
+
+def test_keys_are_at_least_as_fine_as_triton():
+    L = _launch_module()
+    buf = torch.zeros(64)
+    keys = [L.arg_key(v) for v in (buf, buf[1:], buf.half(), 1, 16, 17, 2**40, True, False, 1.5)]
+    assert len(set(map(repr, keys))) == len(keys)  # no two of them share a key
+    assert L.arg_key(1) != L.arg_key(True)  # bool is i1, int 1 a specialized int
+    assert L.arg_key(buf) == L.arg_key(torch.ones(8))
+    assert L.arg_key(0.5) == L.arg_key(3.0)
 
 
 def test_changed_global_goes_the_slow_way(fake):

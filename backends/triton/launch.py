@@ -81,29 +81,34 @@ def _is_jit(fn: object) -> bool:
 
 def current_device() -> int:
     """The device ``JITFunction.run`` launches on (the current CUDA device)."""
-    from triton.runtime import driver
-
-    return driver.active.get_current_device()
+    return _driver_fns()[0]()
 
 
 def current_stream(device: int) -> int:
     """The stream ``JITFunction.run`` launches on (the current stream of ``device``)."""
+    return _driver_fns()[1](device)
+
+
+@functools.lru_cache(maxsize=1)
+def _driver_fns() -> tuple[Any, Any]:
+    # The active driver's two functions, looked up once (``driver.active`` is a lazy proxy).
     from triton.runtime import driver
 
-    return driver.active.get_current_stream(device)
+    return driver.active.get_current_device, driver.active.get_current_stream
 
 
 def arg_key(a: object) -> object:
-    """What Triton's specialization of one runtime argument depends on, or a value at least as
-    fine: tensors by dtype and 16-byte alignment, integers by ``== 1``, ``% 16 == 0`` and
-    whether they fit int32 or need uint64, other values by type (floats are always fp32)."""
+    """A key of one runtime argument at least as fine as Triton's specialization of it:
+    tensors by dtype and 16-byte alignment, integers by value (Triton: ``== 1``, ``% 16 == 0``,
+    int32 or wider), floats by type (always fp32), anything else by type and value."""
+    t = type(a)
+    if t is int:
+        return a  # the launches here pass shapes and counts, fixed per launch plan
+    if t is float:
+        return float
     if isinstance(a, torch.Tensor):
         return (a.dtype, a.data_ptr() % 16 == 0)
-    if isinstance(a, bool):
-        return bool
-    if isinstance(a, int):
-        return (int, a == 1, a % 16 == 0, -(2**31) <= a < 2**31, a >= 2**63)
-    return type(a)
+    return (t, a)
 
 
 class Kernel:
@@ -201,7 +206,8 @@ class Bound:
         stream = current_stream(dev)
         rt = _knobs().runtime
         enter, leave = rt.launch_enter_hook, rt.launch_exit_hook
-        meta = ck.launch_metadata(g3, stream, *vals)
+        # What launch_metadata returns without an enter hook (and only then): None.
+        meta = None if enter is None else ck.launch_metadata(g3, stream, *vals)
         ck.run(*g3, stream, ck.function, ck.packed_metadata, meta, enter, leave, *vals)
         return ck
 
