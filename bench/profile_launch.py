@@ -3,36 +3,27 @@
     python3 -m bench.profile_launch
 
 Each row: the wall time of 2000 unsynchronized repetitions, per repetition (median of 5
-rounds), at the seed shape (80, 64, 301) float32 and RMSNorm (2048, 4096) bf16, whose kernels
-take a few microseconds of GPU time.  A cLN kernel is never launched without its zero kernel
-before it (its scratch must be zeroed), so the kernel's own launch is the pair's time minus the
-zero kernel's.  ``bench.profile_overhead`` has the whole calls.
+rounds, ``bench.profile_overhead.host_us``), at the seed shape (80, 64, 301) float32 and
+RMSNorm (2048, 4096) bf16, whose kernels take a few microseconds of GPU time.  A cLN kernel
+is never launched without its zero kernel before it (its scratch must be zeroed), so the
+kernel's own launch is the pair's time minus the zero kernel's.  ``bench.profile_overhead``
+has the whole calls.
 """
 
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Callable
 
 import torch
 
 import backends.triton.kernels as K
 from backends.triton import launch
+from bench.profile_overhead import _Copy, host_us
 
 
 def us(fn: Callable[[], object], n: int = 2000) -> float:
-    for _ in range(50):
-        fn()
-    torch.cuda.synchronize()
-    rounds = []
-    for _ in range(5):
-        t = time.perf_counter()
-        for _ in range(n):
-            fn()
-        rounds.append((time.perf_counter() - t) / n * 1e6)
-        torch.cuda.synchronize()
-    return sorted(rounds)[2]
+    return host_us(fn, n)[0]
 
 
 def main() -> int:
@@ -145,14 +136,7 @@ def _autograd_rows(dev: torch.device, launch: Callable[[], object]) -> dict[str,
     x = torch.randn(80, 64, 301, device=dev, requires_grad=True)
     dy = torch.randn_like(x)
 
-    class Copy(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, t):  # type: ignore[override]
-            return t.clone()
-
-        @staticmethod
-        def backward(ctx, d):  # type: ignore[override]
-            return d.clone()
+    Copy = _Copy
 
     class CopyLaunch(Copy):
         @staticmethod
