@@ -2505,6 +2505,35 @@ def _remember(key: tuple[object, ...] | None, launch: _Launch, wave_known: bool)
     _LAUNCHES[key] = launch
 
 
+def _plan_kw(
+    x: Tensor, p: _ClnPlan, atomic: bool, pdl: bool, early: bool, st: tuple[int, int] | None
+) -> dict[str, object]:
+    """The constexprs and launch options both cLN kernels take alike: the plan's tile, the
+    ticket scheme, the PDL chain, the stagger, the loads' and stores' cache hints and
+    ``_shared_kw``'s."""
+    return dict(
+        BLOCK_C=p.block_c,
+        BT=p.bt,
+        NUM_CB=p.num_cb,
+        SCR_OFF=_SCR_OFF,
+        G=p.group,
+        CHUNK=p.chunk,
+        RUN=CLN_TICKET_RUN,
+        TICKET_ATOMIC=atomic,
+        PAIRS=p.pairs,
+        ASM=x.device.type == "cuda",
+        **_stagger_kw(st),
+        GDC=pdl,
+        LD_EV=CLN_TILE_EVICT,
+        ST_CM=CLN_OUT_CACHE,
+        WAIT_FIRST=early,
+        **_shared_kw(x),
+        num_warps=p.num_warps,
+        maxnreg=p.maxnreg,
+        **_pdl_kw(pdl),
+    )
+
+
 def _fwd_launch(
     x: Tensor, has_gamma: bool, has_beta: bool, has_state: bool, alone: bool, has_mlast: bool
 ) -> tuple[_Launch, bool]:
@@ -2525,30 +2554,14 @@ def _fwd_launch(
         HAS_STATE=has_state,
         HAS_GAMMA=has_gamma,
         HAS_BETA=has_beta,
-        BLOCK_C=p.block_c,
-        BT=p.bt,
-        NUM_CB=p.num_cb,
-        SCR_OFF=_SCR_OFF,
-        G=p.group,
-        CHUNK=p.chunk,
-        RUN=CLN_TICKET_RUN,
-        TICKET_ATOMIC=atomic,
         ABLATE=_DIAG_ABLATE,
-        PAIRS=p.pairs,
-        ASM=cuda,
         TIMELINE=_DIAG_TIMELINE is not None,
-        **_stagger_kw(st),
-        GDC=pdl,
-        LD_EV=CLN_TILE_EVICT,
-        ST_CM=CLN_OUT_CACHE,
-        WAIT_FIRST=early,
         AFFINE_EARLY=CLN_FWD_AFFINE_EARLY or (pace_ps > 0 and alone and CLN_FWD_ALONE_AFFINE_EARLY),
         PACE=pace_ps > 0,
         pace_ps=pace_ps,
         stamp_idx=n_scr,
         PREFETCH=pf > 0,
         prefetch_tiles=pf,
-        **_shared_kw(x),
         EVEN=CLN_FWD_EVEN and p.num_cb == 1 and C == p.block_c and T % p.bt == 0,
         OUT_FMA=CLN_FWD_OUT_FMA_16BIT and p.pairs != 0,
         FAST_DIV=CLN_FWD_FAST_DIV and cuda,
@@ -2556,9 +2569,7 @@ def _fwd_launch(
         TSPIN=32 * p.num_warps if CLN_FWD_THREAD_SPIN and cuda else 0,
         STATS=not alone,
         HAS_MLAST=has_mlast,
-        num_warps=p.num_warps,
-        maxnreg=p.maxnreg,
-        **_pdl_kw(pdl),
+        **_plan_kw(x, p, atomic, pdl, early, st),
     )
     note = st is not None or pace_ps > 0
     return _Launch(p, pdl, early, pace_ps > 0, n_scr, note, _CLN_FWD.bind(**kw)), known
@@ -2641,34 +2652,16 @@ def _bwd_launch(
         HAS_GAMMA=has_gamma,
         HAS_DG=has_dg,
         HAS_DB=has_db,
-        BLOCK_C=p.block_c,
-        BT=p.bt,
-        NUM_CB=p.num_cb,
-        SCR_OFF=_SCR_OFF,
-        G=p.group,
-        CHUNK=p.chunk,
-        RUN=CLN_TICKET_RUN,
-        TICKET_ATOMIC=atomic,
-        PAIRS=p.pairs,
-        ASM=cuda,
         OVERLAP=CLN_PREFIX_OVERLAP,
         FUSE=CLN_FUSED_SUMS,
         LATE=CLN_BWD_LATE_PARTIALS,
         ABLATE=_DIAG_ABLATE_BWD,
         TIMELINE=_DIAG_TIMELINE_BWD is not None,
-        **_stagger_kw(st),
-        GDC=pdl,
-        LD_EV=CLN_TILE_EVICT,
-        ST_CM=CLN_OUT_CACHE,
-        WAIT_FIRST=early,
         AFFINE_EARLY=CLN_BWD_AFFINE_EARLY,
         DX_FMA=CLN_BWD_DX_FMA_16BIT and p.pairs != 0,
         SHARE=CLN_BWD_SHARE_16BIT and p.pairs != 0,
         FAST_DIV=CLN_BWD_FAST_DIV and cuda,
-        **_shared_kw(x),
-        num_warps=p.num_warps,
-        maxnreg=p.maxnreg,
-        **_pdl_kw(pdl),
+        **_plan_kw(x, p, atomic, pdl, early, st),
     )
     n_scr = _SCR_OFF + 3 * B * (p.ntb + p.ng)
     return _Launch(p, pdl, early, False, n_scr, st is not None, _CLN_BWD.bind(**kw)), known
