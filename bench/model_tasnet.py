@@ -6,6 +6,7 @@ not in one kernel.
     python3 -m bench.model_tasnet                       # H200: B=4, 128 -> 512 channels, T=4000
     python3 -m bench.model_tasnet --backends triton,cuda_ext --out bench/results
     python3 -m bench.model_tasnet --modes eager,compile   # without CUDA graphs
+    python3 -m bench.model_tasnet --modes eager --ab-env NORMK_TRITON_DIRECT_LAUNCH=0,1
 
 Each block (Luo & Mesgarani 2019): 1x1 conv to H channels, PReLU, cLN, depthwise dilated conv,
 PReLU, cLN, 1x1 conv back, residual; dilations 1, 2, ..., 2^(X-1).  Every variant starts from
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import os
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -124,31 +126,61 @@ def run(args: argparse.Namespace) -> list[dict[str, object]]:
             compiled = mode != "eager"
             kw = {"mode": "reduce-overhead"} if mode == "compile-graphs" else {}
             m = torch.compile(model, backend=args.compile_backend, **kw) if compiled else model
+            envs = args.ab_values if args.ab_name and kind != "cumsum" else [None]
             t0 = time.perf_counter()
-            with exact_fp32():
-                y, dx = _step(m, x, dy)  # compiles (when compiled) and checks
-            if dev.type == "cuda":
-                torch.cuda.synchronize(dev)
+            checks = {}
+            for v in envs:
+                with _env(args.ab_name, v), exact_fp32():
+                    y, dx = _step(m, x, dy)  # compiles (when compiled) and checks
+                if dev.type == "cuda":
+                    torch.cuda.synchronize(dev)
+                checks[v] = (_rel(y, ref_y), _rel(dx, ref_dx))
             first_s = time.perf_counter() - t0
-            err_y, err_dx = _rel(y, ref_y), _rel(dx, ref_dx)
-            ok = err_y < args.tol and err_dx < args.tol
-            ms = float("nan")
-            if ok:
-                ms = time_steps([lambda m=m: _step(m, x, dy)], dev, budget_s=args.budget).median_us
-                ms /= 1e3
-            rows.append(
-                {
-                    "cln": kind,
-                    "mode": MODES[mode],
-                    "ms": ms,
-                    "first_s": first_s,
-                    "err_y": err_y,
-                    "err_dx": err_dx,
-                    "ok": ok,
-                }
-            )
-            print(_line(rows[-1]), flush=True)
+            # With --ab-env, the values' timings alternate over --ab-rounds rounds (the host's
+            # speed drifts: NOTES 48), each value's figure the median of its rounds.
+            times: dict[object, list[float]] = {v: [] for v in envs}
+            for _ in range(args.ab_rounds if len(envs) > 1 else 1):
+                for v in envs:
+                    err_y, err_dx = checks[v]
+                    if err_y < args.tol and err_dx < args.tol:
+                        with _env(args.ab_name, v):
+                            t = time_steps([lambda m=m: _step(m, x, dy)], dev, budget_s=args.budget)
+                        times[v].append(t.median_us / 1e3)
+            for v in envs:
+                err_y, err_dx = checks[v]
+                ok = err_y < args.tol and err_dx < args.tol
+                ms = sorted(times[v])[len(times[v]) // 2] if ok else float("nan")
+                label = kind if v is None else f"{kind} [{args.ab_name}={v}]"
+                rows.append(
+                    {
+                        "cln": label,
+                        "mode": MODES[mode],
+                        "ms": ms,
+                        "first_s": first_s,
+                        "err_y": err_y,
+                        "err_dx": err_dx,
+                        "ok": ok,
+                    }
+                )
+                print(_line(rows[-1]), flush=True)
     return rows
+
+
+@contextlib.contextmanager
+def _env(name: str | None, value: str | None) -> Iterator[None]:
+    """The environment variable ``name`` set to ``value`` inside (nothing where None)."""
+    if name is None or value is None:
+        yield
+        return
+    old = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = old
 
 
 def _rel(a: Tensor, ref: Tensor) -> float:
@@ -219,7 +251,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tol", type=float, default=1e-3)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=None, help="a folder for the markdown report")
+    ap.add_argument(
+        "--ab-env",
+        default=None,
+        help="NAME=V1,V2,...: time each project backend once per value of environment variable "
+        "NAME, alternating (e.g. NORMK_TRITON_DIRECT_LAUNCH=0,1)",
+    )
+    ap.add_argument("--ab-rounds", type=int, default=3, help="alternating rounds of --ab-env")
     args = ap.parse_args(argv)
+    args.ab_name, args.ab_values = None, []
+    if args.ab_env:
+        name, _, values = args.ab_env.partition("=")
+        args.ab_name, args.ab_values = name, [v for v in values.split(",") if v]
+        if not name or not args.ab_values:
+            ap.error("--ab-env: NAME=V1,V2,...")
     args.backends = [b for b in args.backends.split(",") if b]
     args.modes = [m for m in args.modes.split(",") if m]
     for m in args.modes:

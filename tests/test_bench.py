@@ -342,5 +342,13 @@ def test_model_tasnet_on_cpu(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     for row in ("| cumsum | eager |", "| cumsum | torch.compile |", "| eager | torch.compile |"):
         assert row in text
     assert "FAILED" not in text
+    # --ab-env: each project backend once per value, alternating; the cumsum model once.
+    ab = [*small[:-1], "eager", "--backends", "eager", "--out", str(tmp_path)]
+    ab += ["--ab-env", "NORMK_TEST_AB=0,1", "--ab-rounds", "2"]
+    assert model_tasnet.main(ab) == 0
+    text = (tmp_path / "cpu-tasnet.md").read_text()
+    for row in ("| cumsum | eager |", "| eager [NORMK_TEST_AB=0] |", "| eager [NORMK_TEST_AB=1] |"):
+        assert row in text
+    assert "NORMK_TEST_AB" not in os.environ
     with pytest.raises(common.UnknownBackendError):
         model_tasnet.main([*small, "--backends", "nope"])
