@@ -3,18 +3,19 @@
 ``fn[grid](*args, **kwargs)`` runs ``JITFunction.run`` on every call: it binds the arguments,
 specializes each of them in turn, builds the cache key from all of them, looks the compiled
 kernel up, checks the globals the kernel reads, and then calls the compiled kernel's launcher.
-For the cLN kernels (about 60 arguments, 45 of them constexpr) that bookkeeping costs more host
-time than the launch itself, and an eager training step launches 4-6 of them per norm
-(``bench.profile_overhead``; NOTES 48).
+For the cLN kernels (19 runtime arguments, 41 constexprs and options) that bookkeeping costs
+more host time than the launch itself: a cLN forward's zero kernel + forward kernel took 90.3
+us of host time through ``JITFunction.run``, 50.5 us through :class:`Bound` and 31.7 us in the
+two compiled launchers alone (H200 machine, Triton 3.6; ``bench.profile_launch``, NOTES 48.2).
+In a Conv-TasNet training step, eagerly, that was 24.39 -> 20.82 ms per step (NOTES 48.6).
 
 :class:`Kernel` wraps a ``@triton.jit`` function and keeps the compiled kernel of every
-specialization it has launched, keyed by what Triton specializes on (each runtime argument's
-type, each tensor's dtype and 16-byte alignment, each integer's ``== 1`` / ``% 16 == 0`` /
-32-bit range, the constexpr arguments and the launch options, the current device): the first
-launch of a key goes through ``JITFunction.run`` (compiling if need be), later ones call the
-same compiled kernel's launcher with the same arguments ``JITFunction.run`` would pass it.  The
-key is at least as fine as Triton's own, so a direct launch runs exactly the kernel the slow
-path would have run.
+specialization it has launched, keyed at least as finely as Triton specializes (each tensor's
+dtype and 16-byte alignment, each integer's value, each other argument's type, the constexprs
+and launch options, the current device): the first launch of a key goes through
+``JITFunction.run`` (compiling if need be), later ones call the same compiled kernel's
+launcher with the arguments ``JITFunction.run`` would pass it, so a direct launch runs exactly
+the kernel the slow path would have run.
 
 The launcher's calling convention is Triton-internal, so the direct path is on only where the
 installed Triton's ``JITFunction.run`` ends in the call mirrored here (checked once, from its
