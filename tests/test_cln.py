@@ -186,6 +186,7 @@ def test_forward_alone_matches_forward_for_training(backend, device, dtype):
     xg = x.clone().requires_grad_(True)
     y1, s1 = common.cln(xg, gamma, beta, backend=backend, return_state=True)
     assert y1.requires_grad and not y0.requires_grad
+    assert y0.grad_fn is None and y1.grad_fn is not None  # no autograd node without grad
     pairs = [("y", y0, y1.detach())]
     pairs += [(f, getattr(s0, f), getattr(s1, f)) for f in ("count", "mean", "m2")]
     for name, a, b in pairs:
