@@ -84,6 +84,7 @@ from __future__ import annotations
 
 import functools
 import operator
+from collections.abc import Callable
 from typing import NamedTuple
 
 import torch
@@ -2496,14 +2497,25 @@ def _launch_key(direction: str, x: Tensor, *flags: object) -> tuple[object, ...]
     return (direction, x.shape, x.dtype, x.device, flags, _knob_values())
 
 
-def _remember(key: tuple[object, ...] | None, launch: _Launch, wave_known: bool) -> None:
-    """Cache ``launch`` under ``key``, unless it was planned on an estimated first wave that
-    its own launch is about to note (``_note_first_wave``): the next call plans again."""
-    if key is None or (launch.note and not wave_known):
-        return
-    if len(_LAUNCHES) >= _LAUNCHES_MAX:
-        _LAUNCHES.clear()
-    _LAUNCHES[key] = launch
+def _cached_launch(
+    direction: str,
+    make: Callable[..., tuple[_Launch, bool]],
+    x: Tensor,
+    flags: tuple[bool, ...],
+) -> _Launch:
+    """The ``_Launch`` of this call from ``_LAUNCHES``, else made by ``make(x, *flags)`` and
+    kept, unless it was planned on an estimated first wave that its own launch is about to
+    note (``_note_first_wave``): the next call plans again."""
+    key = _launch_key(direction, x, *flags)
+    launch = _LAUNCHES.get(key) if key is not None else None
+    if launch is not None:
+        return launch
+    launch, wave_known = make(x, *flags)
+    if key is not None and (wave_known or not launch.note):
+        if len(_LAUNCHES) >= _LAUNCHES_MAX:
+            _LAUNCHES.clear()
+        _LAUNCHES[key] = launch
+    return launch
 
 
 def _plan_kw(
@@ -2596,11 +2608,7 @@ def cln_forward(
         rstd = torch.empty_like(mean)
     alone = mean is None  # no backward follows: no statistics to write, the forward's own pace
     flags = (gamma is not None, beta is not None, state is not None, alone, mean_last is not None)
-    key = _launch_key("fwd", x, *flags)
-    L = _LAUNCHES.get(key) if key is not None else None
-    if L is None:
-        L, known = _fwd_launch(x, *flags)
-        _remember(key, L, known)
+    L = _cached_launch("fwd", _fwd_launch, x, flags)
     p = L.p
     scr = _scratch(L.n_scr, x, L.pdl, L.early, stamp=L.stamp)
     if state is not None:
@@ -2681,11 +2689,7 @@ def cln_backward(
 ) -> None:
     B, C, T = x.shape
     flags = (count is not None, gamma is not None, dgamma is not None, dbeta is not None)
-    key = _launch_key("bwd", x, *flags)
-    L = _LAUNCHES.get(key) if key is not None else None
-    if L is None:
-        L, known = _bwd_launch(x, *flags)
-        _remember(key, L, known)
+    L = _cached_launch("bwd", _bwd_launch, x, flags)
     p, pdl = L.p, L.pdl
     scr = _scratch(L.n_scr, x, pdl, L.early)
     # Per-tile partials of dgamma and dbeta side by side in one (tiles, PW) buffer, indexed by

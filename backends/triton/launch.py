@@ -136,8 +136,7 @@ class Kernel:
         return functools.partial(self.launch, tuple(grid))
 
     def launch(self, grid: tuple[int, ...], *args: object, **kwargs: object) -> Any:
-        if self.params is None or not direct_enabled():
-            return self.fn[grid](*args, **kwargs)
+        # The Bound decides between the direct path and JITFunction.run.
         key = tuple(kwargs.items())
         b = self._bound.get(key)
         if b is None:
