@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
-import os
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -34,6 +33,7 @@ from torch import Tensor, nn
 
 import common
 from bench.timing import time_steps
+from bench.toolchain import env_var
 from common.peers import cln_cumsum_eager
 
 #: --modes: how the model runs.
@@ -166,21 +166,11 @@ def run(args: argparse.Namespace) -> list[dict[str, object]]:
     return rows
 
 
-@contextlib.contextmanager
-def _env(name: str | None, value: str | None) -> Iterator[None]:
+def _env(name: str | None, value: str | None) -> contextlib.AbstractContextManager[None]:
     """The environment variable ``name`` set to ``value`` inside (nothing where None)."""
     if name is None or value is None:
-        yield
-        return
-    old = os.environ.get(name)
-    os.environ[name] = value
-    try:
-        yield
-    finally:
-        if old is None:
-            del os.environ[name]
-        else:
-            os.environ[name] = old
+        return contextlib.nullcontext()
+    return env_var(name, value)
 
 
 def _rel(a: Tensor, ref: Tensor) -> float:

@@ -17,7 +17,6 @@ calling thread only: the backward runs on the autograd engine's device thread an
 from __future__ import annotations
 
 import cProfile
-import os
 import pstats
 import sys
 import time
@@ -26,6 +25,7 @@ from collections.abc import Callable
 import torch
 
 import common
+from bench.toolchain import env_var
 from common.registry import get_backend
 
 
@@ -202,10 +202,10 @@ def main(argv: list[str]) -> int:
     for name in names:
         for k, fn in cases(name).items():
             if name == "triton":
-                os.environ["NORMK_TRITON_DIRECT_LAUNCH"] = "0"
-                slow = host_us(fn)
-                os.environ["NORMK_TRITON_DIRECT_LAUNCH"] = "1"
-                fast = host_us(fn)
+                with env_var("NORMK_TRITON_DIRECT_LAUNCH", "0"):
+                    slow = host_us(fn)
+                with env_var("NORMK_TRITON_DIRECT_LAUNCH", "1"):
+                    fast = host_us(fn)
                 print(f"  {name:10s} {k:36s} {_fmt(slow)} -> {_fmt(fast)} (run -> direct)")
             else:
                 print(f"  {name:10s} {k:36s} {_fmt(host_us(fn))}")

@@ -45,21 +45,27 @@ def ptxas_for(is_compile_peer: bool) -> str | None:
 
 
 @contextlib.contextmanager
-def ptxas_env(value: str | None) -> Iterator[None]:
-    """``TRITON_PTXAS_PATH`` = ``value`` (None: unset) inside, the previous value after."""
-    old = os.environ.get(ENV)
-    _set(value)
+def env_var(name: str, value: str | None) -> Iterator[None]:
+    """Environment variable ``name`` = ``value`` (None: unset) inside, the previous value
+    after."""
+    old = os.environ.get(name)
+    _set(name, value)
     try:
         yield
     finally:
-        _set(old)
+        _set(name, old)
 
 
-def _set(value: str | None) -> None:
+def ptxas_env(value: str | None) -> contextlib.AbstractContextManager[None]:
+    """``TRITON_PTXAS_PATH`` = ``value`` (None: unset) inside, the previous value after."""
+    return env_var(ENV, value)
+
+
+def _set(name: str, value: str | None) -> None:
     if value is None:
-        os.environ.pop(ENV, None)
+        os.environ.pop(name, None)
     else:
-        os.environ[ENV] = value
+        os.environ[name] = value
 
 
 def describe() -> dict[str, str]:
