@@ -4,7 +4,7 @@
 # rounds of bench.tune's fwd+bwd at the target shapes against colsum's launches, the count
 # after dx (with and without the fences), the fences, and the tree without its L2 discards.
 # Archived into $OUT/s48b.tgz.
-#   OUT=out bash bench/gpu_s48b.sh
+#   OUT=out bash bench/gpu_s48b.sh   (at 6f27408: the tree was removed after it; NOTES 49.1)
 set -uo pipefail
 SKIP_CUDA_BUILD=1 source bench/gpu_env.sh
 date +%T

@@ -284,15 +284,6 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
             "CLN_BWD_TILE_32BIT_MIN_ROW_BYTES": 64,
             "CLN_BWD_MIN_ROW_BYTES": 64,
         },
-        # The backward's dgamma / dbeta: colsum's two launches behind it (before session 48),
-        # its own tree without the L2 discards, with a row counted after dx (as first built),
-        # with every thread fencing before a count, with more values per node load.
-        "colsum launches": {"CLN_BWD_TREE": False},
-        "tree keep": {"CLN_BWD_TREE_DISCARD": False},
-        "tree late": {"CLN_BWD_TREE_EARLY": False},
-        "tree late fenced": {"CLN_BWD_TREE_EARLY": False, "CLN_BWD_TREE_FENCE": True},
-        "tree fenced": {"CLN_BWD_TREE_FENCE": True},
-        "tree v128": {"CLN_BWD_TREE_VALUES": 128},
     },
     "cuda_ext": {
         "default": {},

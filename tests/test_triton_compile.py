@@ -129,12 +129,6 @@ def _direction_knobs(kernel: str) -> dict[str, object]:
     # 16-bit tile; the division on the GPU), off here; test_cln_kernels_compile_spin compiles
     # them on.
     bwd = {"DX_FMA": False, "SHARE": False, "FAST_DIV": False}
-    # Its own column sums of dgamma / dbeta (CLN_BWD_TREE, on by default): three levels at the
-    # target shape's 1024 partial columns, a tile's row counted before the suffix wait
-    # (CLN_BWD_TREE_EARLY); their L2 discards (inline PTX) where ASM is on, the fences by
-    # every thread (CLN_BWD_TREE_FENCE, off by default) in test_cln_kernels_compile_spin.
-    bwd.update(TREE=True, TREE_F=8, TREE_LEVELS=3, TREE_BW=1024, TREE_DISCARD=False)
-    bwd.update(TREE_EARLY=True, TREE_FENCE=False)
     return {
         **hints,
         **bwd,
@@ -174,8 +168,6 @@ def test_cln_kernels_compile_pairs(kernel, flags, dtype, pairs):
     const.update(_direction_knobs(kernel))
     # With the cache hints of the tiles and outputs (``CLN_TILE_EVICT``, ``CLN_OUT_CACHE``).
     const.update(LD_EV="evict_first", ST_CM=".cs")
-    if kernel == "_cln_bwd_kernel":  # the tree of 256 partial columns, its L2 discards
-        const.update(TREE_F=16, TREE_BW=256, TREE_DISCARD=True)
     _compile(kernel, ints, const, num_warps=2 if kernel == "_cln_fwd_kernel" else 4, dtype=dtype)
 
 
@@ -241,9 +233,8 @@ def test_cln_kernels_compile_spin(kernel, flags, dtype, pairs):
         # by div.approx.f32
         const.update(EVEN=True, OUT_FMA=True, FAST_DIV=True)
     else:
-        # and the backward's dx by FMAs, its unpackings shared, its divisions by div.approx.f32,
-        # its tree's L2 discards
-        const.update(DX_FMA=True, SHARE=True, FAST_DIV=True, TREE_DISCARD=True, TREE_FENCE=True)
+        # and the backward's dx by FMAs, its unpackings shared, its divisions by div.approx.f32
+        const.update(DX_FMA=True, SHARE=True, FAST_DIV=True)
     const["PACK"] = True  # the 16-bit outputs packed by paired conversions
     _compile(kernel, ints, const, num_warps=2 if kernel == "_cln_fwd_kernel" else 4, dtype=dtype)
 

@@ -73,20 +73,6 @@ SCHEDULES = {
         "CLN_GROUP": 2,
         "CLN_CHUNK": 2,
     },
-    # The backward's dgamma / dbeta partials summed by ``colsum``'s launches behind it (the
-    # A/B knob's other side), and by its own tree with fan-in 2 (many levels; 3 with a
-    # sequence's tiles, by ``j * B + b``, spread over several nodes).
-    "colsum-launches": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_BWD_TREE": False},
-    "tree-fan2": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_BWD_TREE_MAX_FAN": 2},
-    "tree-fan2-runs3": {"CLN_TICKET_RUN": 3, "CLN_BWD_TREE_MAX_FAN": 2},
-    # Every row counted after dx, with every thread's fence (the A/B knobs' other sides).
-    "tree-late-fenced": {
-        "CLN_GROUP": 2,
-        "CLN_CHUNK": 2,
-        "CLN_BWD_TREE_MAX_FAN": 2,
-        "CLN_BWD_TREE_EARLY": False,
-        "CLN_BWD_TREE_FENCE": True,
-    },
     # Channel blocks in the backward alone, with its partials before the publication too.
     "bwd-channel-blocks": {"CLN_BWD_MAX_BLOCK_C": 4, "CLN_LOOP_BLOCK_C": 8},
     "bwd-channel-blocks-early": {
@@ -133,41 +119,6 @@ def test_schedule_state_and_bf16(tdevice, name):
         harness.check_cln_backward(
             "triton", tdevice, (2, 6, 41), torch.float32, True, history_frames=29
         )
-
-
-@pytest.mark.parametrize("name", ["tree-fan2", "tree-late-fenced", "colsum-launches"])
-@pytest.mark.parametrize("wrt", [("gamma",), ("beta",)], ids=["dgamma", "dbeta"])
-def test_schedule_one_parameter_grad(tdevice, name, wrt):
-    """dgamma or dbeta alone (partial rows of C columns, the root stored into one output),
-    bf16 with the paired 16-bit tiles (T % 16 == 0) and fp32 with a partial last tile."""
-    with schedule(name):
-        harness.check_cln_backward("triton", tdevice, (3, 6, 64), torch.bfloat16, True, wrt=wrt)
-        harness.check_cln_backward("triton", tdevice, (2, 5, 83), torch.float32, True, wrt=wrt)
-
-
-@pytest.mark.parametrize("name", ["default", "tree-fan2"])
-def test_tree_sums_are_repeatable(tdevice, name):
-    """The backward's own column sums (``CLN_BWD_TREE``) are bitwise the same from call to
-    call, whichever program forms each node, and stay close to ``colsum``'s (another order)."""
-    gen = torch.Generator(device="cpu").manual_seed(7)
-    x, dy = (torch.randn(5, 12, 150, generator=gen).to(tdevice) for _ in range(2))
-    gamma = torch.randn(12, generator=gen).to(tdevice).requires_grad_(True)
-    beta = torch.randn(12, generator=gen).to(tdevice).requires_grad_(True)
-
-    def grads() -> tuple[Tensor, ...]:
-        y = common.cln(x, gamma, beta, backend="triton")
-        return torch.autograd.grad(y, [gamma, beta], dy)
-
-    with schedule(name):
-        first = grads()
-        for _ in range(3):
-            again = grads()
-            for a, b in zip(first, again):
-                assert torch.equal(a, b)
-    with schedule("colsum-launches"):
-        other = grads()
-    for a, b in zip(first, other):
-        assert_close("tree vs colsum", a, b, 1e-5)
 
 
 @pytest.mark.parametrize("name", ["groups2-chunk2", "runs3", "channel-blocks"])

@@ -594,7 +594,11 @@ CLN_BWD_AFFINE_EARLY = False
 #: the segments.  Both depend only on the partials' shape, so the summation order (the result)
 #: is the same on any GPU.  torch.sum(dim=0) of the same partials took 8.3-11.5 us per call at
 #: the cLN target shapes, two calls per backward; colsum 2 x 3.8-5.9 us for both kinds
-#: (H200, torch.profiler, bench/results/nvidia-h200-s16{,b}-ablate-bwd.log).
+#: (H200, torch.profiler, bench/results/nvidia-h200-s16{,b}-ablate-bwd.log).  The backward
+#: summing its partials itself instead (a fixed-order tree, each node summed by the last of its
+#: tiles to count in; code at 6f27408) was slower at all six target cases, fwd+bwd 1.0-16.2 us
+#: (e.g. (16, 512, 4000) fp32 200.2 -> 216.4 us): each program's count, a barrier and an atomic
+#: before it exits, cost more than the two launches' tail (nvidia-h200-s48b-tune-tree48b-*.log).
 COLSUM_ONE_LAUNCH_ROWS = 256
 COLSUM_MIN_SEG = 64
 COLSUM_PROGRAMS = 512
@@ -603,33 +607,6 @@ COLSUM_PROGRAMS = 512
 #: 1.3-4.7 us faster at all six target cases, e.g. (4, 256, 16000) fp32 128.2 -> 123.5 us
 #: (H200, bench/results/nvidia-h200-s20-tune-colsum.log).
 COLSUM_BLOCK_R = 64
-
-#: The cLN backward sums its own dgamma / dbeta partials (``_bwd_tree``) instead of ``colsum``'s
-#: two launches behind it: a fixed-order tree over the partial rows, each node summed by the
-#: last of its children to finish (an atomic count per node), the root written to dgamma /
-#: dbeta.  The rows are indexed by processing order (``j * B + b``), so a node's children are
-#: tiles finished close together and its sum reads them from the L2.  Why: the two launches
-#: were a serial tail of 5.9-9.2 us behind the last tile even with no partials formed, and at
-#: bf16 (16, 512, 4000) the partials (16 MB) are a quarter of x's bytes, written to DRAM and
-#: read back (NOTES 47.1).
-CLN_BWD_TREE = True
-#: Values per thread in one node's load (fan-in x columns <= this x threads): the fan-in.
-CLN_BWD_TREE_VALUES = 64
-#: The tree's largest fan-in (a power of 2, at least 2; the tests force 2: many levels).
-CLN_BWD_TREE_MAX_FAN = 64
-#: A summed node's rows are dropped from the L2 (``discard.global.L2``, the GPU only, rows of
-#: a multiple of 128 bytes): they are never read again, and their write-back to DRAM is what
-#: the partials cost beyond the L2.
-CLN_BWD_TREE_DISCARD = True
-#: The tree's count of a tile's row right after its partials, before the suffix wait (one
-#: channel block, or partials before the publication), instead of after dx: a count's release
-#: waits for the program's stores before it, and after dx that held every program ~1 us longer
-#: (H200, fwd+bwd, count after dx with fences against colsum's launches: (16, 512, 4000) fp32
-#: 222.7 against 200.2 us, bf16 166.0 against 144.2; nvidia-h200-s48-tune-tree48-*.log).
-CLN_BWD_TREE_EARLY = True
-#: Every thread fences (``fence.acq_rel.gpu``) before a count, besides the barrier and the
-#: count's own release.
-CLN_BWD_TREE_FENCE = False
 
 #: RMSNorm: single-pass (row in registers) up to this many columns (next_pow2).
 RMS_FWD_MAX_BLOCK_N = 32768
@@ -1713,125 +1690,6 @@ def _bwd_late_partials(
             tl.store(dbp_ptr + prow + offs_c, tl.sum(dyt, axis=1), mask=cmask)
 
 
-_PTX_FENCE = tl.constexpr("fence.acq_rel.gpu;\n\tmov.u32 $0, $1;")
-# One 128-byte line dropped from the L2 without its write-back, where the lane's flag is set.
-_PTX_DISCARD = tl.constexpr(
-    "{\n\t.reg .pred p;\n\tsetp.ne.u32 p, $2, 0;\n\t@p discard.global.L2 [$1], 128;"
-    "\n\tmov.u32 $0, 0;\n\t}"
-)
-
-
-@triton.jit
-def _fence_gpu(ASM: tl.constexpr):
-    """Every thread: ``fence.acq_rel.gpu`` (``ASM``, the GPU; the interpreter runs one program
-    at a time and needs none)."""
-    if ASM:
-        tl.inline_asm_elementwise(
-            _PTX_FENCE, "=r,r", [tl.full([], 0, tl.int32)], dtype=tl.int32, is_pure=False, pack=1
-        )
-
-
-@triton.jit
-def _tree_count(cnt_ptr, nch, FENCE: tl.constexpr, ASM: tl.constexpr):
-    """One child's arrival at its tree node (count word ``cnt_ptr``, ``nch`` children): whether
-    it is the last, which then sums the node.  The program's stores before it (its row) are
-    visible to that last child: they precede the barrier, the barrier the count, a release
-    (``FENCE``: every thread fences too, ``CLN_BWD_TREE_FENCE``)."""
-    if FENCE:
-        _fence_gpu(ASM)
-    tl.debug_barrier()
-    old = tl.atomic_add(cnt_ptr, 1, sem="acq_rel")
-    return old == nch - 1
-
-
-@triton.jit
-def _bwd_tree(
-    parts_ptr,
-    cnt_ptr,
-    dg_ptr,
-    db_ptr,
-    row,
-    NT,
-    PW,
-    C,
-    go,
-    HAS_DG: tl.constexpr,
-    HAS_DB: tl.constexpr,
-    F: tl.constexpr,
-    LEVELS: tl.constexpr,
-    BW: tl.constexpr,
-    ASM: tl.constexpr,
-    DISCARD: tl.constexpr,
-    COUNTED: tl.constexpr,
-    FENCE: tl.constexpr,
-):
-    """``CLN_BWD_TREE``: the column sums of the (NT, PW) float32 partials at ``parts_ptr``, this
-    program's being row ``row``, by a tree of fan-in F.  A node's sum is formed by whichever of
-    its children finishes last (a count per node in ``cnt_ptr``'s zeroed words, level after
-    level) and stored as a row of the next level (the levels' rows follow the NT rows); the
-    root's goes to dgamma (columns below C) and dbeta (the rest; with one of them only, its C
-    columns).  A node's rows are summed in one fixed order whoever forms it, so the result is
-    bitwise the same from call to call.  ``DISCARD``: a summed node's rows leave the L2
-    without their write-back (nothing reads them again).  ``COUNTED``: the program counted its
-    own row earlier (``_tree_count``; ``go``: it was the last child), else ``go`` is true."""
-    node = row
-    n = NT
-    src = parts_ptr
-    dst = parts_ptr + tl.cast(NT, tl.int64) * PW  # (tl.cast: NT may be a constexpr 1)
-    cnt = cnt_ptr
-    fr = tl.arange(0, F)
-    for lev in tl.static_range(LEVELS):
-        parent = node // F
-        first = parent * F
-        nch = tl.minimum(n, first + F) - first
-        if lev == 0:
-            if not COUNTED:
-                go = go & _tree_count(cnt + parent, nch, FENCE, ASM)
-        elif go:
-            go = _tree_count(cnt + parent, nch, FENCE, ASM)
-        if go:
-            _fence_gpu(ASM)  # and the other children's, before this program reads them
-            rows = (first + fr).to(tl.int64)
-            rmask = fr < nch
-            for c0 in range(0, PW, BW):
-                cols = c0 + tl.arange(0, BW)
-                cm = cols < PW
-                v = tl.load(
-                    src + rows[:, None] * PW + cols[None, :],
-                    mask=rmask[:, None] & cm[None, :],
-                    other=0.0,
-                    cache_modifier=".cg",
-                )
-                tot = tl.sum(v, axis=0)
-                if lev == LEVELS - 1:
-                    if HAS_DG:
-                        tl.store(dg_ptr + cols, tot, mask=cols < C)
-                        if HAS_DB:
-                            tl.store(db_ptr + (cols - C), tot, mask=cm & (cols >= C))
-                    else:
-                        tl.store(db_ptr + cols, tot, mask=cols < C)
-                else:
-                    tl.store(dst + tl.cast(parent, tl.int64) * PW + cols, tot, mask=cm)
-                if DISCARD:
-                    tl.debug_barrier()  # every thread's loads of these lines have returned
-                    ln = c0 + 32 * tl.arange(0, BW // 32)
-                    on = rmask[:, None] & (ln < PW)[None, :]
-                    tl.inline_asm_elementwise(
-                        _PTX_DISCARD,
-                        "=r,l,r",
-                        [src + rows[:, None] * PW + ln[None, :], on.to(tl.int32)],
-                        dtype=tl.int32,
-                        is_pure=False,
-                        pack=1,
-                    )
-        up = (n + F - 1) // F
-        node = parent
-        cnt = cnt + up
-        src = dst
-        dst = dst + tl.cast(up, tl.int64) * PW
-        n = up
-
-
 @triton.jit
 def _cln_bwd_kernel(
     dy_ptr,
@@ -1843,8 +1701,6 @@ def _cln_bwd_kernel(
     dx_ptr,
     dgp_ptr,
     dbp_ptr,
-    dg_ptr,
-    db_ptr,
     scr_ptr,
     tl_ptr,
     B,
@@ -1886,13 +1742,6 @@ def _cln_bwd_kernel(
     DX_FMA: tl.constexpr = False,
     SHARE: tl.constexpr = False,
     FAST_DIV: tl.constexpr = False,
-    TREE: tl.constexpr = False,
-    TREE_F: tl.constexpr = 2,
-    TREE_LEVELS: tl.constexpr = 1,
-    TREE_BW: tl.constexpr = 32,
-    TREE_DISCARD: tl.constexpr = False,
-    TREE_EARLY: tl.constexpr = False,
-    TREE_FENCE: tl.constexpr = False,
 ):
     # Tickets from the last tile backwards: a tile waits only on later tiles (smaller tickets).
     b, i, j, s0, s1 = _tile_start(
@@ -1900,9 +1749,7 @@ def _cln_bwd_kernel(
         WAIT_FIRST,
     )  # fmt: skip
     tile = b * NTB + i
-    # This tile's row of dgamma / dbeta partials: by processing order for the tree (a node's
-    # children finish close together), else by tile.
-    prow = ((j * B + b) if TREE else tile).to(tl.int64) * PW
+    prow = tile.to(tl.int64) * PW  # this tile's row of dgamma / dbeta partials
     t_ptr = scr_ptr + SCR_OFF + 3 * (b * NTB)  # a, b, p words by processing index: 3 x NTB
     g_ptr = scr_ptr + SCR_OFF + 3 * (B * NTB) + 3 * (b * NG)  # group words: 3 x NG
 
@@ -2045,14 +1892,6 @@ def _cln_bwd_kernel(
             xt, dyt, mu, r, dgp_ptr, dbp_ptr, prow, offs_c, cmask, HAS_DG, HAS_DB, PAIRS, ASM,
             SHARE, FUSE,
         )
-    # The tree's count of this tile's row (``CLN_BWD_TREE_EARLY``): here, where the partials
-    # are stored and the suffix wait follows, its release waits for them alone, not for dx.
-    tree_go = j >= 0
-    tree_cnt = scr_ptr + SCR_OFF + 3 * B * (NTB + NG)
-    if TREE and TREE_EARLY and (HAS_DG or HAS_DB):
-        tree_node = (j * B + b) // TREE_F
-        tree_nch = tl.minimum(B * NTB, tree_node * TREE_F + TREE_F) - tree_node * TREE_F
-        tree_go = _tree_count(tree_cnt + tree_node, tree_nch, TREE_FENCE, ASM)
     # gamma read again before the suffix wait (``CLN_BWD_AFFINE_EARLY``), as the forward does.
     if AFFINE_EARLY and NUM_CB == 1 and HAS_GAMMA:
         gdx = tl.load(gamma_ptr + offs_c, mask=offs_c < C, other=0.0).to(tl.float32)
@@ -2120,17 +1959,6 @@ def _cln_bwd_kernel(
             )
     if TIMELINE:
         _stamp_record(tl_ptr, b * NTB + i, s0, s1, s2, s3, b, i, j)
-    if TREE and (HAS_DG or HAS_DB):
-        # fmt: off
-        if HAS_DG:
-            _bwd_tree(dgp_ptr, tree_cnt, dg_ptr, db_ptr, j * B + b, B * NTB, PW, C, tree_go,
-                      HAS_DG, HAS_DB, TREE_F, TREE_LEVELS, TREE_BW, ASM, TREE_DISCARD, TREE_EARLY,
-                      TREE_FENCE)
-        else:
-            _bwd_tree(dbp_ptr, tree_cnt, dg_ptr, db_ptr, j * B + b, B * NTB, PW, C, tree_go,
-                      HAS_DG, HAS_DB, TREE_F, TREE_LEVELS, TREE_BW, ASM, TREE_DISCARD, TREE_EARLY,
-                      TREE_FENCE)
-        # fmt: on
 
 
 # ============================================================================================
@@ -2654,7 +2482,6 @@ class _Launch(NamedTuple):
     n_scr: int  # scratch words zeroed before the launch
     note: bool  # _note_first_wave after the launch (a stagger or the pace is on)
     kernel: Bound  # the cLN kernel with its constexprs and options bound
-    tree_rows: int = -1  # the backward's tree rows past the tiles' (CLN_BWD_TREE); -1: colsum
 
 
 #: ``_Launch``es by call key (``_launch_key``, 2.6 us of host time on the H200 machine; NOTES
@@ -2850,38 +2677,7 @@ def _bwd_launch(
         **_plan_kw(x, p, atomic, pdl, early, st),
     )
     n_scr = _SCR_OFF + 3 * B * (p.ntb + p.ng)
-    pw = x.shape[1] * (has_dg + has_db)
-    tree_rows = -1
-    if CLN_BWD_TREE and pw:
-        f, bw, levels, tree_rows, counts = _tree_plan(p.nt, pw, p.num_warps)
-        n_scr += counts
-        kw.update(
-            TREE=True,
-            TREE_F=f,
-            TREE_LEVELS=levels,
-            TREE_BW=bw,
-            TREE_DISCARD=CLN_BWD_TREE_DISCARD and cuda and pw % 32 == 0,
-            TREE_EARLY=CLN_BWD_TREE_EARLY and (p.num_cb == 1 or CLN_BWD_LATE_PARTIALS == 0),
-            TREE_FENCE=CLN_BWD_TREE_FENCE,
-        )
-    launch = _Launch(p, pdl, early, False, n_scr, st is not None, _CLN_BWD.bind(**kw), tree_rows)
-    return launch, known
-
-
-def _tree_plan(nt: int, pw: int, num_warps: int) -> tuple[int, int, int, int, int]:
-    """``CLN_BWD_TREE``'s shape over ``nt`` partial rows of ``pw`` columns, for a kernel of
-    ``num_warps`` warps: (fan-in F, column block BW, levels, the rows of the levels below the
-    root, the counts of every level).  A node's load is at most F x BW <=
-    ``CLN_BWD_TREE_VALUES`` values a thread, F >= 2."""
-    cap = CLN_BWD_TREE_VALUES * 32 * num_warps
-    bw = min(_next_pow2(pw), max(32, cap // 2))
-    f = max(2, min(CLN_BWD_TREE_MAX_FAN, 1 << ((cap // bw).bit_length() - 1)))
-    sizes = []
-    n = nt
-    while not sizes or n > 1:
-        n = -(-n // f)
-        sizes.append(n)
-    return f, bw, len(sizes), sum(sizes[:-1]), sum(sizes)
+    return _Launch(p, pdl, early, False, n_scr, st is not None, _CLN_BWD.bind(**kw)), known
 
 
 def cln_backward(
@@ -2904,8 +2700,7 @@ def cln_backward(
     # tile (not ticket): the fixed-order column sum below is then deterministic, and one
     # launch sums both.
     pw = C * ((dgamma is not None) + (dbeta is not None))
-    rows = p.nt + max(0, L.tree_rows)  # with the tree: its levels' rows after the tiles'
-    parts = torch.empty((rows, pw), dtype=torch.float32, device=x.device) if pw else dx
+    parts = torch.empty((p.nt, pw), dtype=torch.float32, device=x.device) if pw else dx
     dgp = parts if dgamma is not None else dx
     dbp = parts[:, C:] if dgamma is not None and dbeta is not None else parts
     tl_buf = _timeline_buffer(_DIAG_TIMELINE_BWD, "_DIAG_TIMELINE_BWD", x, p, scr)
@@ -2920,8 +2715,6 @@ def cln_backward(
         dx,
         dgp,
         dbp,
-        dgamma if dgamma is not None else dx,  # the tree's outputs (else never written)
-        dbeta if dbeta is not None else dx,
         scr,
         tl_buf,
         B,
@@ -2933,8 +2726,6 @@ def cln_backward(
     )
     if L.note:
         _note_first_wave(x, p, "bwd", ck)
-    if L.tree_rows >= 0:
-        return  # the kernel summed its partials itself
     if dgamma is not None:
         colsum(parts, dgamma, dbeta, pdl=pdl)
     elif dbeta is not None:
