@@ -596,7 +596,7 @@ CLN_BWD_AFFINE_EARLY = False
 #: the cLN target shapes, two calls per backward; colsum 2 x 3.8-5.9 us for both kinds
 #: (H200, torch.profiler, bench/results/nvidia-h200-s16{,b}-ablate-bwd.log).  The backward
 #: summing its partials itself instead (a fixed-order tree, each node summed by the last of its
-#: tiles to count in; code at 6f27408) was slower at all six target cases, fwd+bwd 1.0-16.2 us
+#: tiles to count in; code at 6f27408) was slower at all six target cases, fwd+bwd 1.5-16.2 us
 #: (e.g. (16, 512, 4000) fp32 200.2 -> 216.4 us): each program's count, a barrier and an atomic
 #: before it exits, cost more than the two launches' tail (nvidia-h200-s48b-tune-tree48b-*.log).
 COLSUM_ONE_LAUNCH_ROWS = 256
