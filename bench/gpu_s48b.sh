@@ -8,7 +8,7 @@
 set -uo pipefail
 SKIP_CUDA_BUILD=1 source bench/gpu_env.sh
 date +%T
-T_TESTS=150 XDIST=4 gpu_test_paths tree48b "tree or colsum or one_parameter or schedule_forward_backward"
+T_TESTS=150 gpu_test_paths tree48b "tree or colsum or one_parameter or schedule_forward_backward"
 date +%T
 T_TUNE=200 gpu_tune_rounds tree48b "default,colsum launches,tree keep,tree late,tree late fenced,tree fenced" fwd_bwd
 date +%T
