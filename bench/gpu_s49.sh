@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Session 49: the README's test command as a user runs it on a GPU machine, `make test`, which
+# now spreads the tests over up to 4 pytest-xdist processes (TEST_JOBS; the CPU emulator self-test
+# included, as there), with the placement tests dry-run on this one GPU; then, in a second call,
+# the README's main job on the same code.  Archived into $OUT/s49-test.tgz / $OUT/s49-main.tgz.
+#   OUT=out bash bench/gpu_s49.sh test
+#   OUT=out bash bench/gpu_s49.sh main
+set -uo pipefail
+case "${1:-}" in
+  test)
+    source bench/gpu_env.sh
+    t0=$(date +%s)
+    NORMK_TEST_SECOND_GPU=0 PYTEST_ADDOPTS="--durations=25" \
+      timeout -s KILL 440 make test PY=python3 > "$OUT/make-test.log" 2>&1
+    echo "make test rc=$? in $(( $(date +%s) - t0 )) s"
+    grep -m1 -E "^created: |workers" "$OUT/make-test.log"
+    grep -E "passed|failed|FAILED|ERROR" "$OUT/make-test.log" | tail -8
+    gpu_archive s49-test
+    ;;
+  main)
+    SKIP_CUDA_BUILD=1 source bench/gpu_env.sh
+    T_BENCH=330 gpu_main_job s49-main
+    ;;
+  *) echo "usage: $0 test|main" >&2; exit 2 ;;
+esac
+ls -la "$OUT"
