@@ -18,7 +18,7 @@ case "${1:-}" in
     gpu_archive s49-test
     ;;
   main)
-    SKIP_CUDA_BUILD=1 source bench/gpu_env.sh
+    source bench/gpu_env.sh
     T_BENCH=330 gpu_main_job s49-main
     ;;
   *) echo "usage: $0 test|main" >&2; exit 2 ;;
