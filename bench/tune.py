@@ -89,7 +89,7 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "alone affine late": {"CLN_FWD_ALONE_AFFINE_EARLY": False},
         **{
             f"alone pace {r}": {"CLN_FWD_ALONE_PACE_GBPS_32BIT": float(r)}
-            for r in (5000, 5500, 6500, 7000)
+            for r in (5000, 5500, 5750, 6250, 6500, 7000)
         },
         # Every forward program's loads paced to this rate from a common start time (the zero
         # kernel's stamp) instead of the first wave's stagger.
