@@ -247,6 +247,15 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
             "CLN_FWD_EPT": 128,
             "CLN_FWD_MAXNREG": None,
         },
+        # fp32 forward rows of 256 B where the tile stays within 16384 values (C = 256: 64
+        # frames, not 32; C = 512 then falls back to 16 frames, C = 128 has 64 already), over 4
+        # warps uncapped (128 values a thread, 2 programs per SM) or 8 warps at 128 registers.
+        "fwd wide256": {"CLN_FWD_WIDE_ROW_BYTES": 256},
+        "fwd wide256 w8": {
+            "CLN_FWD_WIDE_ROW_BYTES": 256,
+            "CLN_FWD_WIDE_EPT": 64,
+            "CLN_FWD_WIDE_MAXNREG": 128,
+        },
         # fp32: 128 values per thread capped at 200 registers (5 programs per SM, not 4).
         "fwd ept128 nreg200": {"CLN_FWD_EPT": 128, "CLN_FWD_MAXNREG": 200},
         # Programs of one warp (``CLN_FWD_MIN_WARPS``, ``CLN_BWD_MIN_WARPS``): each frame's sums
