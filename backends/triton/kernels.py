@@ -227,6 +227,12 @@ CLN_MIN_ROW_BYTES = 64
 #: (4 warps, 168 registers, no spills) 34.0 -> 36.1-36.3 us at (4, 256, 16000); 256 B at
 #: C = 128 34.3 -> 41.2-41.3 us at (2, 128, 64000); 512 x 64 over 8 warps at C = 512
 #: 59.7 -> 78.9 us (bench/results/nvidia-h200-s19-tune-fwd16-rows.log, code at de25671).
+#: Rows of 256 B at C = 256 (64 frames, 16384-value tiles; the loads and stores alone reach 0.82
+#: of copy there against 0.87 at C = 128, whose rows are 256 B) lost on the current code too:
+#: H200, three rounds in one call, forward us, 128 -> 256 B over 4 warps uncapped (250-254
+#: registers, no spills) / 8 warps at 128 (2-4 B spilled): 38.4-38.6 -> 43.2-46.7 / 48.0-49.6
+#: at (4, 256, 16000), fwd+bwd 104.5-105.1 -> 110.9-111.6 / 116.0-116.1
+#: (bench/results/nvidia-h200-s49d-tune-wide49-{1,2,3}.log, NOTES 50.4).
 CLN_FWD_WIDE_ROW_BYTES = 128
 CLN_FWD_WIDE_TILE = 16384
 CLN_FWD_WIDE_EPT = 128
