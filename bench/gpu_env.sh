@@ -133,13 +133,14 @@ gpu_final_bench() {
   ls -la "$OUT"
 }
 
-# Two rounds of bench.tune's Triton (TUNE_BACKEND: cuda_ext) cLN variants at the target shapes,
-# in separate processes, into $OUT/tune-$1-{1,2}.log, then the lines sorted by case. $1: log name, $2: the variants
-# (comma-separated), $3: the modes (fwd, fwd_bwd); the limit per round is T_TUNE (default 200 s),
-# the dtypes TUNE_DTYPE (default fp32,bf16), more arguments TUNE_ARGS (e.g. --regs).
+# ROUNDS (default 2) rounds of bench.tune's Triton (TUNE_BACKEND: cuda_ext) cLN variants at the
+# target shapes, in separate processes, into $OUT/tune-$1-{1,2,...}.log, then the lines sorted by
+# case. $1: log name, $2: the variants (comma-separated), $3: the modes (fwd, fwd_bwd); the limit
+# per round is T_TUNE (default 200 s), the dtypes TUNE_DTYPE (default fp32,bf16), more arguments
+# TUNE_ARGS (e.g. --regs).
 gpu_tune_rounds() {
   local r
-  for r in 1 2; do
+  for r in $(seq 1 "${ROUNDS:-2}"); do
     # shellcheck disable=SC2086
     timeout -s KILL ${T_TUNE:-200} python3 -m bench.tune --backend "${TUNE_BACKEND:-triton}" --ops cln \
       --parts shapes --modes "$3" --variants "$2" --dtype "${TUNE_DTYPE:-fp32,bf16}" \

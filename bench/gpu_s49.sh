@@ -13,7 +13,6 @@ case "${1:-}" in
     NORMK_TEST_SECOND_GPU=0 PYTEST_ADDOPTS="--durations=25" \
       timeout -s KILL 440 make test PY=python3 > "$OUT/make-test.log" 2>&1
     echo "make test rc=$? in $(( $(date +%s) - t0 )) s"
-    grep -m1 -E "^created: |workers" "$OUT/make-test.log"
     grep -E "passed|failed|FAILED|ERROR" "$OUT/make-test.log" | tail -8
     gpu_archive s49-test
     ;;

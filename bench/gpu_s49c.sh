@@ -8,13 +8,7 @@
 #   OUT=out bash bench/gpu_s49c.sh
 set -uo pipefail
 SKIP_CUDA_BUILD=1 source bench/gpu_env.sh
-V="default,alone pace 5750,alone pace 6250,fwd fast div,group256"
-for r in 1 2 3; do
-  timeout -s KILL 200 python3 -m bench.tune --backend triton --ops cln --parts shapes \
-    --modes fwd --variants "$V" --dtype fp32 > "$OUT/tune-fwd49-$r.log" 2>&1
-  echo "round $r rc=$? $(date +%T)"
-done
-head -2 "$OUT/tune-fwd49-1.log"
-grep -h "cln" "$OUT"/tune-fwd49-*.log | sort -k3,6 -s
+ROUNDS=3 TUNE_DTYPE=fp32 T_TUNE=200 gpu_tune_rounds fwd49 \
+  "default,alone pace 5750,alone pace 6250,fwd fast div,group256" fwd
 gpu_archive s49c
 ls -la "$OUT"
