@@ -6,6 +6,8 @@
         [--shape 2x128x64000] [--level 1]    # ... at another shape / ablation level
     python3 -m bench.ablate_cln --no-runs    # the levels alone (no ticket-run variants)
     python3 -m bench.ablate_cln --bwd        # the backward alone: levels, both backends
+    python3 -m bench.ablate_cln --no-runs --with "tile16k:CLN_FWD_TILE_16BIT=16384"
+                                             # the levels again under other knob values
 
 Levels (``backends.triton.kernels._DIAG_ABLATE``; outputs are wrong for > 0):
 0 = the kernel; 1 = no wait for / reduction of the earlier tiles' aggregates;
@@ -19,6 +21,7 @@ variants that leave one stage out").  Same timer as the benchmark
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import sys
 from collections.abc import Callable
@@ -29,7 +32,7 @@ import common
 from backends.triton import kernels as K
 from bench.shapes import parse_shapes
 from bench.timing import copy_bandwidth
-from bench.tune import knobs, t_ms
+from bench.tune import knobs, missing_knobs, t_ms
 
 SHAPES = [(16, 512, 4000), (2, 128, 64000)]
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
@@ -160,6 +163,24 @@ def _backward_case(
                     print(f"    kernel {ev.key[:64]:64s} x{ev.count / 5:.0f} {us:8.1f} us/call")
 
 
+def parse_with(spec: str) -> tuple[str, dict[str, object]]:
+    """``"label:KNOB=VALUE;KNOB=VALUE"`` -> (label, {KNOB: value}); values are Python
+    literals (``16384``, ``None``, ``True``)."""
+    label, sep, body = spec.partition(":")
+    if not sep or not label or not body:
+        raise ValueError(f"expected LABEL:KNOB=VALUE;..., got {spec!r}")
+    kw: dict[str, object] = {}
+    for item in body.split(";"):
+        k, eq, v = item.partition("=")
+        if not eq or not k.strip():
+            raise ValueError(f"expected KNOB=VALUE, got {item!r}")
+        try:
+            kw[k.strip()] = ast.literal_eval(v.strip())
+        except (ValueError, SyntaxError) as exc:
+            raise ValueError(f"{k.strip()}: {v.strip()!r} is not a Python literal") from exc
+    return label, kw
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--once", choices=list(DTYPES), help="run two forwards of the first shape")
@@ -170,6 +191,14 @@ def main() -> int:
     ap.add_argument("--bwd", action="store_true", help="the backward alone (run_backward)")
     ap.add_argument("--shapes", default=None, help="BxCxT,... (default: the two of SHAPES)")
     ap.add_argument("--dtype", default=None, help="fp32,bf16 (default: both)")
+    ap.add_argument(
+        "--with",
+        dest="with_",
+        action="append",
+        default=[],
+        metavar="LABEL:KNOB=VALUE;...",
+        help="the four levels again with these knobs set (repeatable; values as Python literals)",
+    )
     args = ap.parse_args()
     if args.bwd:
         run_backward([(16, 512, 4000), (4, 256, 16000), (2, 128, 64000)])
@@ -192,6 +221,17 @@ def main() -> int:
     for run in () if args.no_runs else (2, 4, 8, 16):
         variants[f"run{run}"] = {"CLN_TICKET_RUN": run}
         variants[f"ablate3 run{run}"] = {"_DIAG_ABLATE": 3, "CLN_TICKET_RUN": run}
+    levels = dict(variants)
+    for spec in args.with_:
+        try:
+            label, kw = parse_with(spec)
+        except ValueError as exc:
+            ap.error(f"--with: {exc}")
+        missing = missing_knobs(K, kw)
+        if missing:
+            ap.error(f"--with: backends.triton.kernels has no knob {', '.join(missing)}")
+        for name in ("full", "ablate1 no-prefix", "ablate2 no-stats", "ablate3 load-store"):
+            variants[f"{label} {name}"] = {**levels[name], **kw}
     try:
         shapes = parse_shapes(args.shapes, 3) if args.shapes else SHAPES
     except ValueError as exc:

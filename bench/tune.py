@@ -67,6 +67,23 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # 16-bit forward: packed tiles of 16384 values (4 warps; 168 registers spill 48 B: 3
         # programs per SM of twice the bytes, half the tickets and prefix waits per byte).
         "fwd16 tile16k": {"CLN_FWD_TILE": 16384},
+        # Session 50: the packed 16-bit forward's loads and stores alone reach 0.73-0.75 of copy
+        # with 64-B rows (C = 256, 512) and 0.86 with 128-B rows (C = 128) (NOTES 46.2); longer
+        # rows on the current code: 256 x 64 / 128 x 128 over 4 warps (3 programs per SM at
+        # 168 registers, or 4 at 128), and 256 values per thread (2 warps: 256 x 64, 128 x 128,
+        # 512 x 32; 4 warps: 512 x 64).
+        "fwd16 t16k": {"CLN_FWD_TILE_16BIT": 16384},
+        "fwd16 t16k nreg128": {"CLN_FWD_TILE_16BIT": 16384, "CLN_FWD_MAXNREG_PAIRS": 128},
+        "fwd16 t16k ept256": {
+            "CLN_FWD_TILE_16BIT": 16384,
+            "CLN_FWD_EPT_16BIT": 256,
+            "CLN_FWD_MAXNREG_PAIRS": None,
+        },
+        "fwd16 t32k ept256": {
+            "CLN_FWD_TILE_16BIT": 32768,
+            "CLN_FWD_EPT_16BIT": 256,
+            "CLN_FWD_MAXNREG_PAIRS": None,
+        },
         # The first wave of tickets spread over this many us (forward, backward, both).
         # (Unpaced: a pace would replace the stagger.)
         **{
