@@ -181,8 +181,8 @@ def parse_with(spec: str) -> tuple[str, dict[str, object]]:
     return label, kw
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="bench.ablate_cln")
     ap.add_argument("--once", choices=list(DTYPES), help="run two forwards of the first shape")
     ap.add_argument("--run", type=int, default=1, help="with --once: CLN_TICKET_RUN")
     ap.add_argument("--shape", default=None, help="with --once: BxCxT (default: the first shape)")
@@ -199,7 +199,7 @@ def main() -> int:
         metavar="LABEL:KNOB=VALUE;...",
         help="the four levels again with these knobs set (repeatable; values as Python literals)",
     )
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.bwd:
         run_backward([(16, 512, 4000), (4, 256, 16000), (2, 128, 64000)])
         return 0

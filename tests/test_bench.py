@@ -237,6 +237,35 @@ def test_timeline_cln_says_it_needs_a_gpu(capsys: pytest.CaptureFixture[str]) ->
     assert "timeline_cln: needs a CUDA device" in capsys.readouterr().err
 
 
+def test_ablate_with_parses_knob_values() -> None:
+    from bench.ablate_cln import parse_with
+
+    label, kw = parse_with("t16k ept256:CLN_FWD_TILE_16BIT=16384; CLN_FWD_MAXNREG_PAIRS=None")
+    assert label == "t16k ept256"
+    assert kw == {"CLN_FWD_TILE_16BIT": 16384, "CLN_FWD_MAXNREG_PAIRS": None}
+    for bad in ("CLN_FWD_TILE=1", "x:", "x:CLN_FWD_TILE", "x:CLN_FWD_TILE=int("):
+        with pytest.raises(ValueError):
+            parse_with(bad)
+
+
+@pytest.mark.parametrize(
+    "spec, msg",
+    [
+        ("x:CLN_NO_SUCH_KNOB=1", "has no knob CLN_NO_SUCH_KNOB"),
+        ("x:CLN_FWD_TILE=tile", "is not a Python literal"),
+    ],
+)
+def test_ablate_rejects_bad_with_before_any_gpu_work(
+    spec: str, msg: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bench import ablate_cln
+
+    with pytest.raises(SystemExit) as exc:
+        ablate_cln.main(["--no-runs", "--with", spec])
+    assert exc.value.code == 2
+    assert msg in capsys.readouterr().err
+
+
 # --------------------------------------------------------------------------- end to end
 def test_cli_runs_on_cpu_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "results"
