@@ -103,7 +103,12 @@ from common.kernel_api import ClnStateTuple
 #: Target elements of one cLN tile (BLOCK_C * BT).  8192 fp32 = 32 KiB.
 CLN_FWD_TILE = 8192
 CLN_BWD_TILE = 8192
-#: The forward's tile for 2-byte inputs (None: ``CLN_FWD_TILE``).
+#: The forward's tile for 2-byte inputs (None: ``CLN_FWD_TILE``).  16384 (rows of 128 B at
+#: C = 256, 256 B at C = 128) lost at both shapes it changes, over 4 warps or over 2 at 256
+#: values per thread: bf16 forward 25.2-25.3 -> 28.5-30.3 us at (4, 256, 16000), 24.6-24.9 ->
+#: 32.0-34.7 at (2, 128, 64000); the loads and stores alone 0.75 -> 0.75-0.77 and 0.86 ->
+#: 0.72-0.74 of copy, the per-frame statistics 1-7 us dearer (H200, two rounds,
+#: bench/results/nvidia-h200-s50{,b}-*.log, NOTES 51.1).
 CLN_FWD_TILE_16BIT: int | None = None
 #: Fewest warps per cLN program (the tile's elements / (32 x elements per thread) is rounded
 #: up to it).  A program of one warp reduces each frame over its channels within the warp
