@@ -65,6 +65,21 @@ SCHEDULES = {
     # The forward's group words and own group's tile words in a wait and a fold each (the
     # default where G == CHUNK: the last round of one with the other, CLN_FWD_PREFIX_MERGED).
     "unmerged": {"CLN_GROUP": 2, "CLN_CHUNK": 2, "CLN_FWD_PREFIX_MERGED": False},
+    # Sequences in groups of two (CLN_FWD_SEQ_GROUP / CLN_BWD_SEQ_GROUP): at B = 3 a full
+    # group and a group of the one left; atomic tickets and tiles by program id.
+    "seq-groups2": {
+        "CLN_GROUP": 2,
+        "CLN_CHUNK": 2,
+        "CLN_FWD_SEQ_GROUP": 2,
+        "CLN_BWD_SEQ_GROUP": 2,
+    },
+    "pid-seq-groups2": {
+        "CLN_GROUP": 2,
+        "CLN_CHUNK": 2,
+        "CLN_FWD_SEQ_GROUP": 2,
+        "CLN_BWD_SEQ_GROUP": 2,
+        "CLN_PID_MIN_TILES_PER_SM": 0,
+    },
     # Runs longer than a sequence: every tile takes the remainder (batch-interleaved) path.
     "runs-remainder": {"CLN_TICKET_RUN": 1 << 20},
     "channel-blocks": {
@@ -475,6 +490,56 @@ def _cln_under(
             fwd = _triton_cln_fwd(K, x, g, b)
             outs[key] = fwd + _triton_cln_bwd(K, dy, x, g, fwd[1], fwd[2])
     return (x, g, b), outs
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_seq_groups_leave_the_output_unchanged(tdevice, dtype):
+    """Sequences taken in groups (``CLN_FWD_SEQ_GROUP``, ``CLN_BWD_SEQ_GROUP``) change only the
+    order of the tiles: the forward with statistics, the forward alone (paced in fp32 on the
+    GPU, each program by its place in the launch) and the backward are bitwise those of all
+    sequences interleaved, for groups that split the batch evenly and with a remainder; on the
+    GPU at a grid of tiles by program id with several prefix groups per sequence."""
+    from backends.triton import kernels as K
+    from bench.tune import knobs
+
+    cuda = tdevice.type == "cuda"
+    shape = (16, 64, 16384) if cuda else (5, 8, 64)
+    B, C, _ = shape
+    x = (torch.randn(shape, device=tdevice) + 0.5).to(dtype)
+    dy = torch.randn(shape, device=tdevice).to(dtype)
+    g = torch.rand(C, device=tdevice) + 0.5
+    b = torch.randn(C, device=tdevice)
+    # Under the interpreter: tiles of 8 x 16 and groups of 2 tiles (4 tiles, 2 groups a sequence).
+    small = {"CLN_FWD_TILE": 128, "CLN_BWD_TILE": 128, "CLN_MIN_ROW_BYTES": 8}
+    base = {} if cuda else {**small, "CLN_FWD_WIDE_ROW_BYTES": 0, "CLN_GROUP": 2, "CLN_CHUNK": 2}
+    outs = {}
+    for group in (None, 2, 3, 8) if cuda else (None, 2, 3):
+        with knobs(K, {**base, "CLN_FWD_SEQ_GROUP": group, "CLN_BWD_SEQ_GROUP": group}):
+            assert K._seq_group(B, group) == (group or 0)
+            fwd = _triton_cln_fwd(K, x, g, b)
+            y, m2, ml = (
+                torch.empty_like(x),
+                torch.empty(B, device=tdevice),
+                torch.empty(B, device=tdevice),
+            )
+            K.cln_forward(x, g, b, 1e-5, None, y, None, None, m2, mean_last=ml)
+            outs[group] = fwd + (y, m2, ml) + _triton_cln_bwd(K, dy, x, g, fwd[1], fwd[2])
+    for group, got in outs.items():
+        for a, r in zip(got, outs[None], strict=True):
+            assert torch.equal(a, r), group
+
+
+def test_seq_group_rule():
+    """``SEQG`` is the group where it splits the batch, else 0 (all sequences interleaved);
+    tickets in runs ignore it; a group below 1 is an error."""
+    from backends.triton import kernels as K
+    from bench.tune import knobs
+
+    assert [K._seq_group(4, g) for g in (None, 1, 2, 3, 4, 5)] == [0, 1, 2, 3, 0, 0]
+    with knobs(K, {"CLN_TICKET_RUN": 2}):
+        assert K._seq_group(4, 2) == 0
+    with pytest.raises(ValueError, match="SEQ_GROUP"):
+        K._seq_group(4, 0)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)

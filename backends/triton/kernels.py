@@ -302,6 +302,15 @@ CLN_BWD_LATE_PARTIALS = 2
 #: load-store skeleton of (16, 512, 4000) fp32 went 0.72 -> 0.83 of copy bandwidth in pure time
 #: order, but the kernel did not (each tile then waits on the tile just started before it).
 CLN_TICKET_RUN = 1
+#: Sequences in flight at once (None: all B, batch-interleaved): with tickets one tile per run,
+#: the sequences go in groups of this many, each group's tiles interleaved over its sequences,
+#: group after group (``_ticket``).  Why: the forward's loads and stores alone (ablation level 3)
+#: went 0.73 -> 0.85 of copy at (16, 512, 4000) bf16 and 0.83 -> 0.91 fp32 with one sequence
+#: after another instead of all 16 interleaved, and runs of 2-16 tiles (all sequences still in
+#: flight) did not move them (bench/results/nvidia-h200-s50{c,e}-*.log, NOTES 51.2, 51.4).
+#: The order changes no result: every sum's order is fixed by the tile index alone.
+CLN_FWD_SEQ_GROUP: int | None = None
+CLN_BWD_SEQ_GROUP: int | None = None
 #: Tickets from an atomic counter (each program's first act, and its loads wait for it) or, False,
 #: the program id, as CUB's single-pass scan takes its tile ("blocks are launched in increasing
 #: order, so just assign one tile per block": cub/agent/agent_scan.cuh, ConsumeRange): the
@@ -928,23 +937,41 @@ def _spin_load3(ptr, stride, idx, need, OVERLAP: tl.constexpr, SPIN: tl.constexp
 
 
 @triton.jit
-def _ticket(scr_ptr, B, NTB, REVERSE: tl.constexpr, RUN: tl.constexpr, ATOMIC: tl.constexpr):
+def _ticket(
+    scr_ptr,
+    B,
+    NTB,
+    REVERSE: tl.constexpr,
+    RUN: tl.constexpr,
+    ATOMIC: tl.constexpr,
+    SEQG: tl.constexpr = 0,
+):
     """Take a ticket -> (k, b, i, j): the ticket, sequence, tile, and processing index (i, or
     NTB-1-i).  ``ATOMIC``: the ticket from a counter (``CLN_TICKET_ATOMIC``), else the
     program id.
 
     Tickets go in runs of RUN consecutive tiles of one sequence, the runs interleaved over the
     batch (RUN = 1: tile j of every sequence, then tile j+1, ...); the tiles past the last full
-    run of each sequence come last, batch-interleaved.  Within a sequence the ticket grows with
-    j, which is all the deadlock argument needs.
+    run of each sequence come last, batch-interleaved.  With RUN = 1 and ``SEQG`` > 0 the
+    sequences go in groups of SEQG (``CLN_SEQ_GROUP``), each group's tiles interleaved over its
+    sequences, group after group (the last group holds the B % SEQG left, if any).  Within a
+    sequence the ticket grows with j, which is all the deadlock argument needs.
     """
     if ATOMIC:
         k = tl.atomic_add(scr_ptr, 1).to(tl.int32)
     else:
         k = tl.program_id(0)
-    if RUN == 1:
+    if RUN == 1 and SEQG == 0:
         b = k % B
         j = k // B
+    elif RUN == 1:
+        span = SEQG * NTB  # tickets of one full group
+        nfull = B // SEQG
+        in_full = k < nfull * span
+        kk = tl.where(in_full, k % span, k - nfull * span)
+        r = tl.maximum(tl.where(in_full, SEQG, B - nfull * SEQG), 1)  # sequences in k's group
+        b = tl.where(in_full, (k // span) * SEQG, nfull * SEQG) + kk % r
+        j = kk // r
     else:
         nf = NTB // RUN  # full runs per sequence
         in_runs = k < B * nf * RUN
@@ -1330,6 +1357,7 @@ def _tile_start(
     TIMELINE: tl.constexpr,
     GDC: tl.constexpr,
     WAIT_FIRST: tl.constexpr = False,
+    SEQG: tl.constexpr = 0,
 ):
     """Both cLN kernels' start: the ticket (``_ticket``), the first wave's stagger, and with
     ``TIMELINE`` the stamps before the ticket and after it -> (b, i, j, s0, s1).  With ``GDC``
@@ -1344,7 +1372,7 @@ def _tile_start(
     _gdc_launch_dependents(GDC)
     if ATOMIC or WAIT_FIRST:
         _gdc_wait(GDC)
-    k, b, i, j = _ticket(scr_ptr, B, NTB, REVERSE, RUN, ATOMIC)
+    k, b, i, j = _ticket(scr_ptr, B, NTB, REVERSE, RUN, ATOMIC, SEQG)
     if STAGGER:
         _stagger(k, stagger_ns, stagger_w)
     if TIMELINE:
@@ -1411,13 +1439,18 @@ def _cln_fwd_kernel(
     TSPIN: tl.constexpr = 0,
     STATS: tl.constexpr = True,
     HAS_MLAST: tl.constexpr = False,
+    SEQG: tl.constexpr = 0,
 ):
     b, i, j, s0, s1 = _tile_start(
         scr_ptr, B, NTB, stagger_ns, stagger_w, False, RUN, TICKET_ATOMIC, STAGGER, TIMELINE, GDC,
-        WAIT_FIRST,
+        WAIT_FIRST, SEQG,
     )  # fmt: skip
     if PACE:  # after _tile_start's wait for the zero kernel (WAIT_FIRST): the stamp is there
-        _pace(scr_ptr + stamp_idx, j * B + b, pace_ps)
+        # The program's place in the launch (paced only with tiles by program id).
+        if SEQG == 0:
+            _pace(scr_ptr + stamp_idx, j * B + b, pace_ps)
+        else:
+            _pace(scr_ptr + stamp_idx, tl.program_id(0), pace_ps)
     t_ptr = scr_ptr + SCR_OFF + b * NTB  # this sequence's tile aggregate words
     g_ptr = scr_ptr + SCR_OFF + B * NTB + b * NG  # and its group words
     goff = B * NTB + b * NG - b * NTB  # g_ptr - t_ptr in words (the merged prefix reads both)
@@ -1753,11 +1786,12 @@ def _cln_bwd_kernel(
     DX_FMA: tl.constexpr = False,
     SHARE: tl.constexpr = False,
     FAST_DIV: tl.constexpr = False,
+    SEQG: tl.constexpr = 0,
 ):
     # Tickets from the last tile backwards: a tile waits only on later tiles (smaller tickets).
     b, i, j, s0, s1 = _tile_start(
         scr_ptr, B, NTB, stagger_ns, stagger_w, True, RUN, TICKET_ATOMIC, STAGGER, TIMELINE, GDC,
-        WAIT_FIRST,
+        WAIT_FIRST, SEQG,
     )  # fmt: skip
     tile = b * NTB + i
     prow = tile.to(tl.int64) * PW  # this tile's row of dgamma / dbeta partials
@@ -2414,6 +2448,16 @@ def _scratch(n: int, x: Tensor, pdl: bool, early: bool = False, stamp: bool = Fa
     return scr
 
 
+def _seq_group(B: int, group: int | None) -> int:
+    """The kernels' ``SEQG`` for a batch of B sequences: ``group`` where it splits the batch
+    (tickets one tile per run), else 0 (all B interleaved)."""
+    if group is None or CLN_TICKET_RUN != 1:
+        return 0
+    if group < 1:
+        raise ValueError(f"CLN_*_SEQ_GROUP must be None or >= 1, got {group}")
+    return group if group < B else 0
+
+
 def _tiles_by_pid(atomic: bool) -> bool:
     """Program k takes tile k, one tile per run (no atomic ticket, ``CLN_TICKET_RUN`` 1): a
     program then knows before it starts which tile it and any later program take, which the
@@ -2597,6 +2641,7 @@ def _fwd_launch(
         TSPIN=32 * p.num_warps if CLN_FWD_THREAD_SPIN and cuda else 0,
         STATS=not alone,
         HAS_MLAST=has_mlast,
+        SEQG=_seq_group(B, CLN_FWD_SEQ_GROUP),
         **_plan_kw(x, p, atomic, pdl, early, st),
     )
     note = st is not None or pace_ps > 0
@@ -2685,6 +2730,7 @@ def _bwd_launch(
         DX_FMA=CLN_BWD_DX_FMA_16BIT and p.pairs != 0,
         SHARE=CLN_BWD_SHARE_16BIT and p.pairs != 0,
         FAST_DIV=CLN_BWD_FAST_DIV and cuda,
+        SEQG=_seq_group(B, CLN_BWD_SEQ_GROUP),
         **_plan_kw(x, p, atomic, pdl, early, st),
     )
     n_scr = _SCR_OFF + 3 * B * (p.ntb + p.ng)
