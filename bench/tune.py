@@ -78,6 +78,10 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         "seqg4": {"CLN_FWD_SEQ_GROUP": 4, "CLN_BWD_SEQ_GROUP": 4},
         "seqg8": {"CLN_FWD_SEQ_GROUP": 8, "CLN_BWD_SEQ_GROUP": 8},
         "fwd seqg4": {"CLN_FWD_SEQ_GROUP": 4},
+        # The paced forward (fp32, alone) in groups of 2 sequences by default.
+        "paced seqg all": {"CLN_FWD_PACED_SEQ_GROUP": None},
+        "paced seqg1": {"CLN_FWD_PACED_SEQ_GROUP": 1},
+        "paced seqg3": {"CLN_FWD_PACED_SEQ_GROUP": 3},
         "fwd16 t16k nreg128": {"CLN_FWD_TILE_16BIT": 16384, "CLN_FWD_MAXNREG_PAIRS": 128},
         "fwd16 t16k ept256": {
             "CLN_FWD_TILE_16BIT": 16384,

@@ -514,7 +514,8 @@ def test_seq_groups_leave_the_output_unchanged(tdevice, dtype):
     base = {} if cuda else {**small, "CLN_FWD_WIDE_ROW_BYTES": 0, "CLN_GROUP": 2, "CLN_CHUNK": 2}
     outs = {}
     for group in (None, 2, 3, 8) if cuda else (None, 2, 3):
-        with knobs(K, {**base, "CLN_FWD_SEQ_GROUP": group, "CLN_BWD_SEQ_GROUP": group}):
+        kw = {"CLN_FWD_SEQ_GROUP": group, "CLN_BWD_SEQ_GROUP": group}
+        with knobs(K, {**base, **kw, "CLN_FWD_PACED_SEQ_GROUP": None}):
             assert K._seq_group(B, group) == (group or 0)
             fwd = _triton_cln_fwd(K, x, g, b)
             y, m2, ml = (
@@ -540,6 +541,11 @@ def test_seq_group_rule():
         assert K._seq_group(4, 2) == 0
     with pytest.raises(ValueError, match="SEQ_GROUP"):
         K._seq_group(4, 0)
+    # The paced forward's own group applies where the general knob is None.
+    with knobs(K, {"CLN_FWD_SEQ_GROUP": None, "CLN_FWD_PACED_SEQ_GROUP": 2}):
+        assert (K._fwd_seq_group(True), K._fwd_seq_group(False)) == (2, None)
+    with knobs(K, {"CLN_FWD_SEQ_GROUP": 3, "CLN_FWD_PACED_SEQ_GROUP": 2}):
+        assert (K._fwd_seq_group(True), K._fwd_seq_group(False)) == (3, 3)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)

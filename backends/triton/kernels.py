@@ -311,6 +311,15 @@ CLN_TICKET_RUN = 1
 #: The order changes no result: every sum's order is fixed by the tile index alone.
 CLN_FWD_SEQ_GROUP: int | None = None
 CLN_BWD_SEQ_GROUP: int | None = None
+#: ``CLN_FWD_SEQ_GROUP`` of the paced forward (``_pace_ps``: float32, no backward to follow,
+#: tiles by program id) where that knob is None.  H200, one round, forward us, all interleaved
+#: -> groups of 2 / 4 / 8: fp32 74.6 -> 70.5 / 71.6 / 73.3 at (16, 512, 4000) (0.82 -> 0.87 of
+#: copy), 38.4 -> 38.5 / 38.4 / 38.4 at (4, 256, 16000).  Not elsewhere: the forward with
+#: statistics ("fwd seqg4", fwd+bwd 200.2 -> 199.6 us), the bf16 forward (44.6 -> 46.0 / 44.5 /
+#: 44.7) and the backward (fwd+bwd fp32 200.2 -> 215.9 / 213.9 / 212.7) gained nothing or lost:
+#: there each tile's wait grows with the tiles of its sequence in flight
+#: (bench/results/nvidia-h200-s50f-tune-seqg50-1.log, NOTES 51.4).
+CLN_FWD_PACED_SEQ_GROUP: int | None = 2
 #: Tickets from an atomic counter (each program's first act, and its loads wait for it) or, False,
 #: the program id, as CUB's single-pass scan takes its tile ("blocks are launched in increasing
 #: order, so just assign one tile per block": cub/agent/agent_scan.cuh, ConsumeRange): the
@@ -2458,6 +2467,13 @@ def _seq_group(B: int, group: int | None) -> int:
     return group if group < B else 0
 
 
+def _fwd_seq_group(paced: bool) -> int | None:
+    """The forward's sequence group: ``CLN_FWD_SEQ_GROUP``, else the paced forward's."""
+    if CLN_FWD_SEQ_GROUP is None and paced:
+        return CLN_FWD_PACED_SEQ_GROUP
+    return CLN_FWD_SEQ_GROUP
+
+
 def _tiles_by_pid(atomic: bool) -> bool:
     """Program k takes tile k, one tile per run (no atomic ticket, ``CLN_TICKET_RUN`` 1): a
     program then knows before it starts which tile it and any later program take, which the
@@ -2641,7 +2657,7 @@ def _fwd_launch(
         TSPIN=32 * p.num_warps if CLN_FWD_THREAD_SPIN and cuda else 0,
         STATS=not alone,
         HAS_MLAST=has_mlast,
-        SEQG=_seq_group(B, CLN_FWD_SEQ_GROUP),
+        SEQG=_seq_group(B, _fwd_seq_group(pace_ps > 0)),
         **_plan_kw(x, p, atomic, pdl, early, st),
     )
     note = st is not None or pace_ps > 0
