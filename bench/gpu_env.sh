@@ -50,6 +50,16 @@ gpu_tests_timed() {
   grep -E "FAILED|ERROR" "$OUT/test-all.log" | head -20
 }
 
+# The README's `make test` on the GPU machine (pytest-xdist processes as on any machine; the
+# placement tests dry-run on one GPU) within $1 s (default 440) into $OUT/make-test.log.
+gpu_make_test() {
+  local t0; t0=$(date +%s)
+  NORMK_TEST_SECOND_GPU=0 PYTEST_ADDOPTS="--durations=25" \
+    timeout -s KILL "${1:-440}" make test PY=python3 > "$OUT/make-test.log" 2>&1
+  echo "make test rc=$? in $(( $(date +%s) - t0 )) s"
+  grep -E "passed|failed|FAILED|ERROR" "$OUT/make-test.log" | tail -8
+}
+
 # A session's whole-suite call: gpu_tests_timed within $2 s, then everything under $OUT into the
 # archive $OUT/$1.tgz.
 gpu_tests_call() {

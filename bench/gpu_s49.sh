@@ -9,11 +9,7 @@ set -uo pipefail
 case "${1:-}" in
   test)
     source bench/gpu_env.sh
-    t0=$(date +%s)
-    NORMK_TEST_SECOND_GPU=0 PYTEST_ADDOPTS="--durations=25" \
-      timeout -s KILL 440 make test PY=python3 > "$OUT/make-test.log" 2>&1
-    echo "make test rc=$? in $(( $(date +%s) - t0 )) s"
-    grep -E "passed|failed|FAILED|ERROR" "$OUT/make-test.log" | tail -8
+    gpu_make_test 440
     gpu_archive s49-test
     ;;
   main)

@@ -12,11 +12,7 @@ set -uo pipefail
 case "${1:-}" in
   tests)
     source bench/gpu_env.sh
-    t0=$(date +%s)
-    NORMK_TEST_SECOND_GPU=0 PYTEST_ADDOPTS="--durations=25" \
-      timeout -s KILL 330 make test PY=python3 > "$OUT/make-test.log" 2>&1
-    echo "make test rc=$? in $(( $(date +%s) - t0 )) s"
-    grep -E "passed|failed|FAILED|ERROR" "$OUT/make-test.log" | tail -8
+    gpu_make_test 330
     TUNE_DTYPE=fp32 T_TUNE=80 gpu_tune_rounds paced50 \
       "default,paced seqg all,paced seqg1,paced seqg3" fwd
     gpu_archive s50g-test
