@@ -962,7 +962,7 @@ def _ticket(
     Tickets go in runs of RUN consecutive tiles of one sequence, the runs interleaved over the
     batch (RUN = 1: tile j of every sequence, then tile j+1, ...); the tiles past the last full
     run of each sequence come last, batch-interleaved.  With RUN = 1 and ``SEQG`` > 0 the
-    sequences go in groups of SEQG (``CLN_SEQ_GROUP``), each group's tiles interleaved over its
+    sequences go in groups of SEQG (``_seq_group``), each group's tiles interleaved over its
     sequences, group after group (the last group holds the B % SEQG left, if any).  Within a
     sequence the ticket grows with j, which is all the deadlock argument needs.
     """
