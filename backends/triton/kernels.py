@@ -318,7 +318,10 @@ CLN_BWD_SEQ_GROUP: int | None = None
 #: statistics ("fwd seqg4", fwd+bwd 200.2 -> 199.6 us), the bf16 forward (44.6 -> 46.0 / 44.5 /
 #: 44.7) and the backward (fwd+bwd fp32 200.2 -> 215.9 / 213.9 / 212.7) gained nothing or lost:
 #: there each tile's wait grows with the tiles of its sequence in flight
-#: (bench/results/nvidia-h200-s50f-tune-seqg50-1.log, NOTES 51.4).
+#: (bench/results/nvidia-h200-s50f-tune-seqg50-1.log).  Two more rounds on the final code, all
+#: interleaved -> 2 / 1 / 3: 74.6-74.7 -> 70.7 / 72.6-72.8 / 71.3-71.5 us at (16, 512, 4000),
+#: 38.5-38.7 -> 38.5 / 39.9 / 38.7-38.8 at (4, 256, 16000)
+#: (bench/results/nvidia-h200-s50g-tune-paced50-{1,2}.log, NOTES 51.5).
 CLN_FWD_PACED_SEQ_GROUP: int | None = 2
 #: Tickets from an atomic counter (each program's first act, and its loads wait for it) or, False,
 #: the program id, as CUB's single-pass scan takes its tile ("blocks are launched in increasing
