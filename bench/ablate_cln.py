@@ -211,17 +211,17 @@ def main(argv: list[str] | None = None) -> int:
         with knobs(K, {"CLN_TICKET_RUN": args.run, "_DIAG_ABLATE": args.level}):
             run_once("triton", shape, DTYPES[args.once])
         return 0
-    variants = {
+    levels = {
         "full": {},
         "ablate1 no-prefix": {"_DIAG_ABLATE": 1},
         "ablate2 no-stats": {"_DIAG_ABLATE": 2},
         "ablate3 load-store": {"_DIAG_ABLATE": 3},
     }
+    variants = dict(levels)
     # Runs of consecutive tiles per ticket (1 = batch-interleaved).
     for run in () if args.no_runs else (2, 4, 8, 16):
         variants[f"run{run}"] = {"CLN_TICKET_RUN": run}
         variants[f"ablate3 run{run}"] = {"_DIAG_ABLATE": 3, "CLN_TICKET_RUN": run}
-    levels = dict(variants)
     for spec in args.with_:
         try:
             label, kw = parse_with(spec)
@@ -230,8 +230,8 @@ def main(argv: list[str] | None = None) -> int:
         missing = missing_knobs(K, kw)
         if missing:
             ap.error(f"--with: backends.triton.kernels has no knob {', '.join(missing)}")
-        for name in ("full", "ablate1 no-prefix", "ablate2 no-stats", "ablate3 load-store"):
-            variants[f"{label} {name}"] = {**levels[name], **kw}
+        for name, level in levels.items():
+            variants[f"{label} {name}"] = {**level, **kw}
     try:
         shapes = parse_shapes(args.shapes, 3) if args.shapes else SHAPES
     except ValueError as exc:

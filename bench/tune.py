@@ -73,15 +73,6 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # 168 registers, or 4 at 128), and 256 values per thread (2 warps: 256 x 64, 128 x 128,
         # 512 x 32; 4 warps: 512 x 64).
         "fwd16 t16k": {"CLN_FWD_TILE_16BIT": 16384},
-        # Session 50: sequences in flight in groups (all B interleaved by default).
-        "seqg2": {"CLN_FWD_SEQ_GROUP": 2, "CLN_BWD_SEQ_GROUP": 2},
-        "seqg4": {"CLN_FWD_SEQ_GROUP": 4, "CLN_BWD_SEQ_GROUP": 4},
-        "seqg8": {"CLN_FWD_SEQ_GROUP": 8, "CLN_BWD_SEQ_GROUP": 8},
-        "fwd seqg4": {"CLN_FWD_SEQ_GROUP": 4},
-        # The paced forward (fp32, alone) in groups of 2 sequences by default.
-        "paced seqg all": {"CLN_FWD_PACED_SEQ_GROUP": None},
-        "paced seqg1": {"CLN_FWD_PACED_SEQ_GROUP": 1},
-        "paced seqg3": {"CLN_FWD_PACED_SEQ_GROUP": 3},
         "fwd16 t16k nreg128": {"CLN_FWD_TILE_16BIT": 16384, "CLN_FWD_MAXNREG_PAIRS": 128},
         "fwd16 t16k ept256": {
             "CLN_FWD_TILE_16BIT": 16384,
@@ -93,6 +84,15 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
             "CLN_FWD_EPT_16BIT": 256,
             "CLN_FWD_MAXNREG_PAIRS": None,
         },
+        # Session 50: sequences in flight in groups (all B interleaved by default).
+        "seqg2": {"CLN_FWD_SEQ_GROUP": 2, "CLN_BWD_SEQ_GROUP": 2},
+        "seqg4": {"CLN_FWD_SEQ_GROUP": 4, "CLN_BWD_SEQ_GROUP": 4},
+        "seqg8": {"CLN_FWD_SEQ_GROUP": 8, "CLN_BWD_SEQ_GROUP": 8},
+        "fwd seqg4": {"CLN_FWD_SEQ_GROUP": 4},
+        # The paced forward (fp32, alone) in groups of 2 sequences by default.
+        "paced seqg all": {"CLN_FWD_PACED_SEQ_GROUP": None},
+        "paced seqg1": {"CLN_FWD_PACED_SEQ_GROUP": 1},
+        "paced seqg3": {"CLN_FWD_PACED_SEQ_GROUP": 3},
         # The first wave of tickets spread over this many us (forward, backward, both).
         # (Unpaced: a pace would replace the stagger.)
         **{

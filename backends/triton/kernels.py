@@ -1458,11 +1458,8 @@ def _cln_fwd_kernel(
         WAIT_FIRST, SEQG,
     )  # fmt: skip
     if PACE:  # after _tile_start's wait for the zero kernel (WAIT_FIRST): the stamp is there
-        # The program's place in the launch (paced only with tiles by program id).
-        if SEQG == 0:
-            _pace(scr_ptr + stamp_idx, j * B + b, pace_ps)
-        else:
-            _pace(scr_ptr + stamp_idx, tl.program_id(0), pace_ps)
+        # Paced by the program's place in the launch (the pace needs tiles by program id).
+        _pace(scr_ptr + stamp_idx, tl.program_id(0), pace_ps)
     t_ptr = scr_ptr + SCR_OFF + b * NTB  # this sequence's tile aggregate words
     g_ptr = scr_ptr + SCR_OFF + B * NTB + b * NG  # and its group words
     goff = B * NTB + b * NG - b * NTB  # g_ptr - t_ptr in words (the merged prefix reads both)
