@@ -4,8 +4,8 @@
 # extension built, its GPU tests of the knob (bitwise the interleaved outputs; -k seq_group)
 # into $OUT/test-seqg51.log, the streaming forward's levels with and without groups
 # (bench.diag_cln_stream: the kernel, no wait, loads and stores alone) into $OUT/diag51.log,
-# then two rounds of bench.tune (cuda_ext; fp32 and bf16, forward alone and fwd+bwd: default,
-# seqg1/2/4/8) into $OUT/tune-seqg51-{1,2}.log.  Archived into $OUT/s51.tgz.
+# then ROUNDS (default 1) rounds of bench.tune (cuda_ext; fp32 and bf16, forward alone and fwd+bwd: default,
+# seqg1/2/4/8) into $OUT/tune-seqg51-N.log.  Archived into $OUT/s51.tgz.
 #   OUT=out bash bench/gpu_s51.sh
 set -uo pipefail
 source bench/gpu_env.sh
@@ -17,7 +17,7 @@ timeout -s KILL 150 python3 -m bench.diag_cln_stream \
   > "$OUT/diag51.log" 2>&1
 echo "diag rc=$?"; cat "$OUT/diag51.log"
 date +%T
-TUNE_BACKEND=cuda_ext ROUNDS=2 T_TUNE=200 gpu_tune_rounds seqg51 \
+TUNE_BACKEND=cuda_ext ROUNDS=${ROUNDS:-1} T_TUNE=200 gpu_tune_rounds seqg51 \
   "default,seqg1,seqg2,seqg4,seqg8" fwd,fwd_bwd
 date +%T
 gpu_archive s51
