@@ -23,6 +23,7 @@ from collections.abc import Iterator
 import pytest
 import torch
 
+from common.reference import cln_reference
 from tests import harness
 
 VARIANTS = {
@@ -210,6 +211,33 @@ def test_seq_group_below_zero_is_refused(cdevice):
     dy, bw = torch.randn_like(x), harness.cln_bwd_outputs(x)
     with knobs(K, {"CLN_BWD_SEQ_GROUP": -1}), pytest.raises(RuntimeError, match="seq_group must"):
         K.cln_backward(dy, x, None, f[1], f[2], None, *bw)
+
+
+def test_binding_errors_with_numbers_raise(cdevice):
+    """The binding's checks raise with the sizes in the message rather than crash the process:
+    on the H200 machine the extension carries its own static libstdc++, whose ostream number
+    formatting crashed where a TORCH_CHECK printed an int or a shape (NOTES 52,
+    ``bench/probe_check51b.py``); the messages are now built from strings only."""
+    from backends.cuda_ext import kernels as K
+
+    x = torch.randn(3, 8, 64, device=cdevice)
+    y, mean, rstd, m2 = harness.cln_fwd_outputs(x)
+    with pytest.raises(RuntimeError, match=r"y has shape \(2, 8, 64\), expected \(3, 8, 64\)"):
+        K.cln_forward(x, None, None, 1e-5, None, y[:2], mean, rstd, m2)
+    with pytest.raises(RuntimeError, match=r"gamma must have shape \(8,\), got \(7,\)"):
+        K.cln_forward(x, torch.ones(7, device=cdevice), None, 1e-5, None, y, mean, rstd, m2)
+    with pytest.raises(RuntimeError, match="mean has dtype Half, expected Float"):
+        K.cln_forward(x, None, None, 1e-5, None, y, mean.half(), rstd, m2)
+    with pytest.raises(RuntimeError, match=r"x must be \(B, C, T\), got shape \(3, 512\)"):
+        K.cln_forward(x.reshape(3, 512), None, None, 1e-5, None, y, mean, rstd, m2)
+    rows = torch.randn(64, device=cdevice).as_strided((4, 16), (8, 1))
+    with pytest.raises(RuntimeError, match="row stride 8 is smaller than the row length 16"):
+        K.rmsnorm_forward(
+            rows, None, 1e-6, torch.empty(4, 16, device=cdevice), torch.empty(4, device=cdevice)
+        )
+    K.cln_forward(x, None, None, 1e-5, None, y, mean, rstd, m2)  # and the extension still works
+    ref = cln_reference(x.cpu(), eps=1e-5).float().to(cdevice)
+    torch.testing.assert_close(y, ref, rtol=1e-4, atol=1e-4)
 
 
 # The launches chained by programmatic dependent launch (CLN_PDL, sm_90+): each family at a

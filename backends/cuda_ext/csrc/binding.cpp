@@ -25,6 +25,22 @@ using OptTensor = std::optional<Tensor>;
 
 const char* kDtypes = "float32, float16, bfloat16 or float64";
 
+// The checks' messages are made of strings only: numbers, shapes, devices and dtypes go
+// through these helpers (std::to_string, Device::str, c10::toString), never an ostream.  On
+// the H200 machine (torch 2.11, g++ 13.3) the extension is linked with its own static copy of
+// libstdc++ (std::ostream::_M_insert<long> is inside the .so; ldd lists no libstdc++), and a
+// TORCH_CHECK that printed an int or a shape there crashed the process (SIGSEGV in that copy's
+// codecvt) instead of raising; strings alone raised (bench/probe_check51b.py,
+// bench/results/NOTES.md 52).
+std::string num(int64_t v) { return std::to_string(v); }
+std::string dims(at::IntArrayRef s) {
+  std::string r = "(";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + (s.size() == 1 ? ",)" : ")");
+}
+std::string dev(const Tensor& t) { return t.device().str(); }
+const char* dname(at::ScalarType s) { return c10::toString(s); }
+
 normk::DType to_dtype(at::ScalarType s, const char* op, const char* name) {
   switch (s) {
     case at::kFloat: return normk::DType::kF32;
@@ -32,7 +48,7 @@ normk::DType to_dtype(at::ScalarType s, const char* op, const char* name) {
     case at::kBFloat16: return normk::DType::kBF16;
     case at::kDouble: return normk::DType::kF64;
     default:
-      TORCH_CHECK(false, "cuda_ext ", op, ": ", name, " has dtype ", s, "; the cuda_ext backend "
+      TORCH_CHECK(false, "cuda_ext ", op, ": ", name, " has dtype ", dname(s), "; the cuda_ext backend "
                   "supports ", kDtypes, " (use another backend or cast the input)");
   }
 }
@@ -41,18 +57,18 @@ at::ScalarType acc_of(at::ScalarType s) { return s == at::kDouble ? at::kDouble 
 
 void check_on(const Tensor& t, const Tensor& x, const char* op, const char* name) {
   TORCH_CHECK(t.is_cuda(), "cuda_ext ", op, ": ", name, " must be a CUDA tensor, got one on ",
-              t.device());
-  TORCH_CHECK(t.device() == x.device(), "cuda_ext ", op, ": ", name, " is on ", t.device(),
-              " but x is on ", x.device(), "; move it to x's device");
+              dev(t));
+  TORCH_CHECK(t.device() == x.device(), "cuda_ext ", op, ": ", name, " is on ", dev(t),
+              " but x is on ", dev(x), "; move it to x's device");
 }
 
 void check_tensor(const Tensor& t, const Tensor& x, at::IntArrayRef shape, at::ScalarType dtype,
                   const char* op, const char* name) {
   check_on(t, x, op, name);
-  TORCH_CHECK(t.sizes() == shape, "cuda_ext ", op, ": ", name, " has shape ", t.sizes(),
-              ", expected ", shape);
+  TORCH_CHECK(t.sizes() == shape, "cuda_ext ", op, ": ", name, " has shape ", dims(t.sizes()),
+              ", expected ", dims(shape));
   TORCH_CHECK(t.scalar_type() == dtype, "cuda_ext ", op, ": ", name, " has dtype ",
-              t.scalar_type(), ", expected ", dtype);
+              dname(t.scalar_type()), ", expected ", dname(dtype));
   TORCH_CHECK(t.is_contiguous(), "cuda_ext ", op, ": ", name,
               " must be contiguous (call .contiguous() first)");
 }
@@ -61,10 +77,11 @@ void check_tensor(const Tensor& t, const Tensor& x, at::IntArrayRef shape, at::S
 void check_param(const Tensor& p, const Tensor& x, int64_t n, const char* op, const char* name) {
   check_on(p, x, op, name);
   TORCH_CHECK(p.dim() == 1 && p.size(0) == n, "cuda_ext ", op, ": ", name, " must have shape (",
-              n, ",), got ", p.sizes());
+              num(n), ",), got ", dims(p.sizes()));
   TORCH_CHECK(p.scalar_type() == x.scalar_type() || p.scalar_type() == acc_of(x.scalar_type()),
-              "cuda_ext ", op, ": ", name, " has dtype ", p.scalar_type(), "; it must be x's dtype (",
-              x.scalar_type(), ") or ", acc_of(x.scalar_type()));
+              "cuda_ext ", op, ": ", name, " has dtype ", dname(p.scalar_type()),
+              "; it must be x's dtype (", dname(x.scalar_type()), ") or ",
+              dname(acc_of(x.scalar_type())));
   TORCH_CHECK(p.is_contiguous(), "cuda_ext ", op, ": ", name, " must be contiguous");
 }
 
@@ -97,7 +114,7 @@ struct ClnKnobs {
 template <typename Call>
 void set_cln_sizes_and_knobs(Call& c, const Tensor& x, const ClnKnobs& k) {
   TORCH_CHECK(k.seq_group >= 0, "cuda_ext: seq_group must be >= 0 (0: all sequences ",
-              "interleaved; kernels.py's CLN_FWD_SEQ_GROUP / CLN_BWD_SEQ_GROUP), got ", k.seq_group);
+              "interleaved; kernels.py's CLN_FWD_SEQ_GROUP / CLN_BWD_SEQ_GROUP), got ", num(k.seq_group));
   c.B = x.size(0);
   c.C = x.size(1);
   c.L = x.size(2);
@@ -112,8 +129,8 @@ void set_cln_sizes_and_knobs(Call& c, const Tensor& x, const ClnKnobs& k) {
 }
 
 void check_cln_input(const Tensor& x, const char* op) {
-  TORCH_CHECK(x.is_cuda(), "cuda_ext ", op, ": x must be a CUDA tensor, got one on ", x.device());
-  TORCH_CHECK(x.dim() == 3, "cuda_ext ", op, ": x must be (B, C, T), got shape ", x.sizes());
+  TORCH_CHECK(x.is_cuda(), "cuda_ext ", op, ": x must be a CUDA tensor, got one on ", dev(x));
+  TORCH_CHECK(x.dim() == 3, "cuda_ext ", op, ": x must be (B, C, T), got shape ", dims(x.sizes()));
   TORCH_CHECK(x.numel() > 0, "cuda_ext ", op, ": empty input (common/ handles it without a launch)");
   TORCH_CHECK(x.is_contiguous(), "cuda_ext ", op, ": x must be contiguous (call .contiguous())");
 }
@@ -217,15 +234,15 @@ void cln_backward(const Tensor& dy, const Tensor& x, OptTensor gamma, const Tens
 // x: (M, N) with unit column stride and row stride >= N (rows may be
 // strided, never copied).  Returns the row stride to use.
 int64_t check_rows(const Tensor& x, const char* op) {
-  TORCH_CHECK(x.is_cuda(), "cuda_ext ", op, ": x must be a CUDA tensor, got one on ", x.device());
-  TORCH_CHECK(x.dim() == 2, "cuda_ext ", op, ": x must be (M, N), got shape ", x.sizes());
+  TORCH_CHECK(x.is_cuda(), "cuda_ext ", op, ": x must be a CUDA tensor, got one on ", dev(x));
+  TORCH_CHECK(x.dim() == 2, "cuda_ext ", op, ": x must be (M, N), got shape ", dims(x.sizes()));
   TORCH_CHECK(x.numel() > 0, "cuda_ext ", op, ": empty input (common/ handles it without a launch)");
   const int64_t M = x.size(0), N = x.size(1);
   TORCH_CHECK(N == 1 || x.stride(1) == 1, "cuda_ext ", op,
-              ": x's last dimension must be contiguous (stride 1), got strides ", x.strides());
+              ": x's last dimension must be contiguous (stride 1), got strides ", dims(x.strides()));
   if (M == 1) return N;
-  TORCH_CHECK(x.stride(0) >= N, "cuda_ext ", op, ": x's row stride ", x.stride(0),
-              " is smaller than the row length ", N, " (overlapping or transposed rows; call "
+  TORCH_CHECK(x.stride(0) >= N, "cuda_ext ", op, ": x's row stride ", num(x.stride(0)),
+              " is smaller than the row length ", num(N), " (overlapping or transposed rows; call "
               ".contiguous() first)");
   return x.stride(0);
 }
