@@ -80,5 +80,5 @@ for p in so:
     print(subprocess.run(["ldd", p], capture_output=True, text=True).stdout)
 import os  # noqa: E402
 
-maps = open(f"/proc/{os.getpid()}/maps").read()
-print("libstdc++ in this process:", sorted({ln.split()[-1] for ln in maps.splitlines() if "stdc++" in ln}))
+maps = open(f"/proc/{os.getpid()}/maps").read().splitlines()
+print("libstdc++ in this process:", sorted({ln.split()[-1] for ln in maps if "stdc++" in ln}))

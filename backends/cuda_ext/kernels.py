@@ -136,6 +136,11 @@ CLN_PREFIX_SPIN = 1
 #                    channel rows streamed at once; Triton's paced fp32 forward took 2:
 #                    74.6 -> 70.7 us at (16, 512, 4000), bench/results/NOTES.md 51.5).
 #                    Bitwise the same outputs; a tile still waits only on earlier ones.
+#                    0 by default: no gain here (H200, bench/gpu_s51.sh, NOTES 52).  At
+#                    (16, 512, 4000) fp32 forward 79.8 us interleaved, 82.5 / 79.8 / 78.8 /
+#                    79.6 us with groups of 1 / 2 / 4 / 8; one sequence at a time lifted the
+#                    ring's loads and stores alone (86.2 -> 78.1 us) but the kernel lost
+#                    (79.6 -> 81.7 us); fwd+bwd and bf16 level or slower everywhere.
 CLN_FWD_SEQ_GROUP = 0
 CLN_BWD_SEQ_GROUP = 0
 # RMS_BWD_STAGES     RMSNorm backward of fp32 / fp16 / bf16 rows of N <= 8192 (a

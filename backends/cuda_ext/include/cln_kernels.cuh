@@ -248,7 +248,9 @@ struct ClnBwdArgs {
 // streaming kernels and the ticket order of the register kernels hold), and the
 // outputs are bitwise the same.  Why groups: fewer sequences in flight stream
 // fewer channel rows at once (Triton's paced fp32 forward: 74.6 -> 70.7 us at
-// (16, 512, 4000), bench/results/NOTES.md 51.5).
+// (16, 512, 4000), bench/results/NOTES.md 51.5).  Not here: the streaming
+// forward stayed within 1 us with groups of 2-8 and lost 2-3 us with 1 (NOTES
+// 52), so the launcher's default (kernels.py) keeps all interleaved.
 struct TileAt {
   int b, i;
 };
