@@ -60,14 +60,6 @@ def main() -> int:
         "cp.async": ({"CLN_STREAM_TMA": -1}, 0),
         "cp.async diag1": ({"CLN_STREAM_TMA": -1}, 1),
         "cp.async diag2": ({"CLN_STREAM_TMA": -1}, 2),
-        # The sequences n at a time (CLN_FWD_SEQ_GROUP; session 51): the kernel, no wait, and
-        # the ring's loads and stores alone (Triton's went 0.73 -> 0.85 in bf16 at
-        # (16, 512, 4000) one sequence after another, NOTES 51.4).
-        **{
-            f"seqg{n}{tag}": ({"CLN_FWD_SEQ_GROUP": n}, d)
-            for n in (1, 2, 4)
-            for tag, d in (("", 0), (" diag1", 1), (" diag2", 2))
-        },
     }
     only = [v for v in args.variants.split(",") if v] if args.variants else list(variants)
     run_levels(

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Ran at 948d6c9.  The knobs it sweeps were removed later in session 51 (NOTES 52.3), so at
+# later commits bench.tune / diag_cln_stream reject its variant names.
 # Session 51: cuda_ext's tiles with the sequences in groups (CLN_FWD_SEQ_GROUP /
 # CLN_BWD_SEQ_GROUP, include/cln_kernels.cuh cln_tile_at), as session 50 did for Triton.  The
 # extension built, its GPU tests of the knob (bitwise the interleaved outputs; -k seq_group)

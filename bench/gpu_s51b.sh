@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Ran at 9a19368 (with the sequence-group knob, reverted after: NOTES 52.3); at later commits
+# -k "seq_group" selects nothing and only the binding-errors test runs.
 # Session 51, the final code: the cuda_ext extension built, the new GPU tests (the sequence
 # groups bitwise unchanged, seq_group < 0 refused, binding errors with numbers that raise
 # instead of crashing; NOTES 52) into $OUT/test-s51b.log, then the README's `make test`

@@ -3,6 +3,7 @@ process.  Each case runs in its own process; rc -11 is a SIGSEGV.
 
     source bench/gpu_env.sh; python3 bench/probe_check51.py
 
+Ran at 948d6c9 (the seq_group cases need that commit's knob, reverted later in session 51).
 Found: a TORCH_CHECK whose message printed a number (a shape, seq_group) crashed, one of
 strings only and the launcher's std::runtime_error raised (bench/results/NOTES.md 52,
 ``nvidia-h200-s51c-probe-check.txt``).  The binding's messages are now strings only.

@@ -358,10 +358,6 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
         # each word in turn, 20 ns apart (0, before session 40).
         "lane spin": {"CLN_PREFIX_SPIN": 1},
         "word spin": {"CLN_PREFIX_SPIN": 0},
-        # The sequences n at a time, forward and backward (session 51; Triton's paced fp32
-        # forward gained with 2, NOTES 51.5), and in the forward only.
-        **{f"seqg{n}": {"CLN_FWD_SEQ_GROUP": n, "CLN_BWD_SEQ_GROUP": n} for n in (1, 2, 4, 8)},
-        **{f"fwd seqg{n}": {"CLN_FWD_SEQ_GROUP": n} for n in (1, 2, 4)},
     },
 }
 SEED_VARIANTS: dict[str, dict[str, dict[str, object]]] = {

@@ -178,41 +178,6 @@ def test_prefix_spin_leaves_the_output_unchanged(cdevice, name, dtype):
         harness.check_cln_chain_unchanged(K, x, knobs(K, {"CLN_PREFIX_SPIN": 0}))
 
 
-# The tiles' order (CLN_FWD_SEQ_GROUP / CLN_BWD_SEQ_GROUP, include/cln_kernels.cuh
-# cln_tile_at): B = 5 sequences in groups of 2 (two groups and one of the 1 left over) and of
-# 3 (3 + 2), against all five interleaved.  Each family at a shape whose tiles wait on each
-# other (5 x 8192 frames: 64+ tiles per sequence; with G = 2 many group links).
-@pytest.mark.parametrize("name", ["auto", "regs-G3", "stream-G2", "stream-cp.async"], ids=str)
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
-@pytest.mark.parametrize("seqg", [1, 2, 3], ids=lambda n: f"seqg{n}")
-def test_seq_groups_leave_the_output_unchanged(cdevice, name, dtype, seqg):
-    """Sequences taken ``seqg`` at a time, forward and backward, give bitwise the outputs of
-    all sequences interleaved (every tile still folds the same words in the same order, and
-    the backward's dgamma / dbeta partials keep their rows), eagerly and from a CUDA graph."""
-    from backends.cuda_ext import kernels as K
-    from bench.tune import knobs
-
-    x = (torch.randn(5, 96, 8192, device=cdevice) + 0.5).to(dtype)
-    grouped = {"CLN_FWD_SEQ_GROUP": seqg, "CLN_BWD_SEQ_GROUP": seqg}
-    interleaved = {"CLN_FWD_SEQ_GROUP": 0, "CLN_BWD_SEQ_GROUP": 0}
-    with variant(name), knobs(K, grouped):
-        harness.check_cln_chain_unchanged(K, x, knobs(K, interleaved))
-
-
-def test_seq_group_below_zero_is_refused(cdevice):
-    from backends.cuda_ext import kernels as K
-    from bench.tune import knobs
-
-    x = torch.randn(3, 8, 64, device=cdevice)
-    f = harness.cln_fwd_outputs(x)
-    with knobs(K, {"CLN_FWD_SEQ_GROUP": -1}), pytest.raises(RuntimeError, match="seq_group must"):
-        K.cln_forward(x, None, None, 1e-5, None, *f)
-    K.cln_forward(x, None, None, 1e-5, None, *f)
-    dy, bw = torch.randn_like(x), harness.cln_bwd_outputs(x)
-    with knobs(K, {"CLN_BWD_SEQ_GROUP": -1}), pytest.raises(RuntimeError, match="seq_group must"):
-        K.cln_backward(dy, x, None, f[1], f[2], None, *bw)
-
-
 def test_binding_errors_with_numbers_raise(cdevice):
     """The binding's checks raise with the sizes in the message rather than crash the process:
     on the H200 machine the extension carries its own static libstdc++, whose ostream number

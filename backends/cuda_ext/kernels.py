@@ -130,19 +130,6 @@ CLN_PDL = 1
 #                    -1: no wait at all, the negative control of the test that compares the
 #                    two (python -m bench.neg_prefix_spin; wrong outputs).
 CLN_PREFIX_SPIN = 1
-# CLN_FWD_SEQ_GROUP  The order of the tiles (include/cln_kernels.cuh, cln_tile_at), forward
-# CLN_BWD_SEQ_GROUP  and backward: 0: all B sequences interleaved (tile g: sequence g % B);
-#                    n in 1..B-1: the sequences n at a time, one group after another (fewer
-#                    channel rows streamed at once; Triton's paced fp32 forward took 2:
-#                    74.6 -> 70.7 us at (16, 512, 4000), bench/results/NOTES.md 51.5).
-#                    Bitwise the same outputs; a tile still waits only on earlier ones.
-#                    0 by default: no gain here (H200, bench/gpu_s51.sh, NOTES 52).  At
-#                    (16, 512, 4000) fp32 forward 79.8 us interleaved, 82.5 / 79.8 / 78.8 /
-#                    79.6 us with groups of 1 / 2 / 4 / 8; one sequence at a time lifted the
-#                    ring's loads and stores alone (86.2 -> 78.1 us) but the kernel lost
-#                    (79.6 -> 81.7 us); fwd+bwd and bf16 level or slower everywhere.
-CLN_FWD_SEQ_GROUP = 0
-CLN_BWD_SEQ_GROUP = 0
 # RMS_BWD_STAGES     RMSNorm backward of fp32 / fp16 / bf16 rows of N <= 8192 (a
 #                    multiple of 16 bytes): the row kernel (include/rmsnorm_kernels.cuh,
 #                    rms_bwd_row_kernel) with 0: automatic (no ring: a ring of 2-3
@@ -314,7 +301,6 @@ def cln_forward(
         CLN_PDL,
         CLN_PREFIX_SPIN,
         mean_last,
-        seq_group=CLN_FWD_SEQ_GROUP,
     )
 
 
@@ -346,7 +332,6 @@ def cln_backward(
         CLN_STREAM_TMA,
         CLN_PDL,
         CLN_PREFIX_SPIN,
-        seq_group=CLN_BWD_SEQ_GROUP,
     )
 
 
@@ -360,13 +345,10 @@ def cln_knobs(
     stream_tma: int | None = None,
     pdl: int | None = None,
     prefix_spin: int | None = None,
-    fwd_seq_group: int | None = None,
-    bwd_seq_group: int | None = None,
 ) -> Iterator[None]:
     """Set the cLN knobs ``CLN_GROUP_TILES``, ``CLN_STREAM_PPR``, ``CLN_STREAM_STAGES``,
-    ``CLN_STREAM_LEAD``, ``CLN_RESIDENT``, ``CLN_STREAM_TMA``, ``CLN_PDL``,
-    ``CLN_PREFIX_SPIN``, ``CLN_FWD_SEQ_GROUP`` and ``CLN_BWD_SEQ_GROUP`` for the calls
-    inside the block.
+    ``CLN_STREAM_LEAD``, ``CLN_RESIDENT``, ``CLN_STREAM_TMA``, ``CLN_PDL`` and
+    ``CLN_PREFIX_SPIN`` for the calls inside the block.
 
     ``None`` keeps a knob as it is; the previous values come back on exit.  For a
     sweep on the GPU, e.g. ``with cln_knobs(group_tiles=512): t = time(...)``.
@@ -381,8 +363,6 @@ def cln_knobs(
         "CLN_STREAM_TMA": stream_tma,
         "CLN_PDL": pdl,
         "CLN_PREFIX_SPIN": prefix_spin,
-        "CLN_FWD_SEQ_GROUP": fwd_seq_group,
-        "CLN_BWD_SEQ_GROUP": bwd_seq_group,
     }
     module = globals()
     saved = {name: module[name] for name in want}
@@ -648,8 +628,7 @@ def bench(device: torch.device | None = None) -> None:
     print(
         f"cLN knobs: CLN_GROUP_TILES={CLN_GROUP_TILES} CLN_STREAM_PPR={CLN_STREAM_PPR} "
         f"CLN_STREAM_STAGES={CLN_STREAM_STAGES} CLN_STREAM_LEAD={CLN_STREAM_LEAD} "
-        f"CLN_STREAM_TMA={CLN_STREAM_TMA} CLN_PDL={CLN_PDL} CLN_PREFIX_SPIN={CLN_PREFIX_SPIN} "
-        f"CLN_FWD_SEQ_GROUP={CLN_FWD_SEQ_GROUP} CLN_BWD_SEQ_GROUP={CLN_BWD_SEQ_GROUP}"
+        f"CLN_STREAM_TMA={CLN_STREAM_TMA} CLN_PDL={CLN_PDL} CLN_PREFIX_SPIN={CLN_PREFIX_SPIN}"
     )
     for dtype in (torch.float32, torch.bfloat16):
         acc = acc_dtype(dtype)

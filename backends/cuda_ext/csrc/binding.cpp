@@ -108,13 +108,10 @@ Tensor workspace(const Tensor& x, size_t bytes) {
 // The cLN input: a non-empty, contiguous (B, C, T) CUDA tensor.
 // The sizes of a cLN call and the kernel knobs from kernels.py (launchers.h).
 struct ClnKnobs {
-  int64_t group_tiles, stream_ppr, stream_stages, stream_lead, stream_tma, pdl, prefix_spin,
-      seq_group;
+  int64_t group_tiles, stream_ppr, stream_stages, stream_lead, stream_tma, pdl, prefix_spin;
 };
 template <typename Call>
 void set_cln_sizes_and_knobs(Call& c, const Tensor& x, const ClnKnobs& k) {
-  TORCH_CHECK(k.seq_group >= 0, "cuda_ext: seq_group must be >= 0 (0: all sequences ",
-              "interleaved; kernels.py's CLN_FWD_SEQ_GROUP / CLN_BWD_SEQ_GROUP), got ", num(k.seq_group));
   c.B = x.size(0);
   c.C = x.size(1);
   c.L = x.size(2);
@@ -125,7 +122,6 @@ void set_cln_sizes_and_knobs(Call& c, const Tensor& x, const ClnKnobs& k) {
   c.stream_tma = k.stream_tma;
   c.pdl = k.pdl;
   c.prefix_spin = k.prefix_spin;
-  c.seq_group = k.seq_group;
 }
 
 void check_cln_input(const Tensor& x, const char* op) {
@@ -141,7 +137,7 @@ void cln_forward(const Tensor& x, OptTensor gamma, OptTensor beta, double eps,
                  const Tensor& m2_last, int64_t group_tiles, int64_t stream_ppr,
                  int64_t stream_stages, int64_t stream_lead, int64_t resident,
                  int64_t stream_tma, int64_t pdl, int64_t prefix_spin,
-                 const OptTensor& mean_last, int64_t seq_group) {
+                 const OptTensor& mean_last) {
   const char* op = "cln_forward";
   check_cln_input(x, op);
   const auto dt = to_dtype(x.scalar_type(), op, "x");
@@ -183,7 +179,7 @@ void cln_forward(const Tensor& x, OptTensor gamma, OptTensor beta, double eps,
   c.mean_last = ptr_or_null(mean_last);
   set_cln_sizes_and_knobs(c, x,
                           {group_tiles, stream_ppr, stream_stages, stream_lead, stream_tma, pdl,
-                           prefix_spin, seq_group});
+                           prefix_spin});
   c.resident = resident;
   const size_t bytes = normk::cln_fwd_workspace_bytes(c);
   const Tensor ws = workspace(x, bytes);
@@ -194,7 +190,7 @@ void cln_backward(const Tensor& dy, const Tensor& x, OptTensor gamma, const Tens
                   const Tensor& rstd, const OptTensor& count, const Tensor& dx,
                   const OptTensor& dgamma, const OptTensor& dbeta, int64_t group_tiles,
                   int64_t stream_ppr, int64_t stream_stages, int64_t stream_lead,
-                  int64_t stream_tma, int64_t pdl, int64_t prefix_spin, int64_t seq_group) {
+                  int64_t stream_tma, int64_t pdl, int64_t prefix_spin) {
   const char* op = "cln_backward";
   check_cln_input(x, op);
   const auto dt = to_dtype(x.scalar_type(), op, "x");
@@ -225,7 +221,7 @@ void cln_backward(const Tensor& dy, const Tensor& x, OptTensor gamma, const Tens
   c.dbeta = dbeta ? dbeta->data_ptr() : nullptr;
   set_cln_sizes_and_knobs(c, x,
                           {group_tiles, stream_ppr, stream_stages, stream_lead, stream_tma, pdl,
-                           prefix_spin, seq_group});
+                           prefix_spin});
   const size_t bytes = normk::cln_bwd_workspace_bytes(c);
   const Tensor ws = workspace(x, bytes);
   normk::cln_bwd(c, ws.data_ptr(), bytes, c10::cuda::getCurrentCUDAStream());
@@ -311,13 +307,12 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         py::arg("mean"), py::arg("rstd"), py::arg("m2_last"), py::arg("group_tiles"),
         py::arg("stream_ppr"), py::arg("stream_stages"), py::arg("stream_lead"),
         py::arg("resident") = 0, py::arg("stream_tma") = 0, py::arg("pdl") = 0,
-        py::arg("prefix_spin") = 0, py::arg("mean_last") = py::none(),
-        py::arg("seq_group") = 0);
+        py::arg("prefix_spin") = 0, py::arg("mean_last") = py::none());
   m.def("cln_backward", &cln_backward, py::arg("dy"), py::arg("x"), py::arg("gamma"),
         py::arg("mean"), py::arg("rstd"), py::arg("count"), py::arg("dx"), py::arg("dgamma"),
         py::arg("dbeta"), py::arg("group_tiles"), py::arg("stream_ppr"), py::arg("stream_stages"),
         py::arg("stream_lead"), py::arg("stream_tma") = 0, py::arg("pdl") = 0,
-        py::arg("prefix_spin") = 0, py::arg("seq_group") = 0);
+        py::arg("prefix_spin") = 0);
   m.def("rmsnorm_forward", &rmsnorm_forward, py::arg("x"), py::arg("weight"), py::arg("eps"),
         py::arg("y"), py::arg("rstd"));
   m.def("rmsnorm_backward", &rmsnorm_backward, py::arg("dy"), py::arg("x"), py::arg("weight"),

@@ -62,7 +62,7 @@ void bwd_impl(const ClnBwdCall& c, const Path& path, void* ws, size_t ws_bytes, 
   a.L = static_cast<int>(c.L);
   a.vec = c.L % PackInfo<T>::V == 0 && aligned16(c.x) && aligned16(c.dy) && aligned16(c.dx);
   set_prefix_workspace<decltype(a), A>(a, su.p, l, w);
-  set_order_knobs(a, c, "cln_backward");
+  a.spin = static_cast<int>(c.prefix_spin);
   const bool pdl = use_pdl(c);
   launch(path, a, ntot, st, pdl);
   check_launch("cln_backward kernel launch");

@@ -483,17 +483,6 @@ void set_prefix_workspace(Args& a, const Plan& p, const Layout& l, char* w) {
   a.gslots = reinterpret_cast<A*>(w + l.gslots);
 }
 
-// The call's prefix-wait and tile-order knobs in its kernel arguments (both directions):
-// prefix_spin as it is; seq_group >= 0 (0 or >= B: all sequences interleaved; cln_tile_at).
-template <typename Args, typename Call>
-void set_order_knobs(Args& a, const Call& c, const char* op) {
-  if (c.seq_group < 0)
-    throw std::runtime_error(std::string("cuda_ext: ") + op + ": seq_group must be >= 0 (0: all " +
-                             "sequences interleaved), got " + std::to_string(c.seq_group));
-  a.spin = static_cast<int>(c.prefix_spin);
-  a.seqg = static_cast<int>(c.seq_group < c.B ? c.seq_group : 0);
-}
-
 // The two kernel families a call can take.  bt<T>(): frames per tile.
 template <typename Cf>
 struct RegPath {  // cln_kernels.cuh, one block per tile

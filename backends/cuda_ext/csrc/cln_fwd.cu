@@ -71,7 +71,7 @@ void fwd_impl(const ClnFwdCall& c, const Path& path, void* ws, size_t ws_bytes, 
   ClnFwdArgs<T, P> a = call_args<T, P>(c);
   a.vec = c.L % PackInfo<T>::V == 0 && aligned16(c.x) && aligned16(c.y);
   set_prefix_workspace<decltype(a), A>(a, su.p, su.l, su.w);
-  set_order_knobs(a, c, "cln_forward");
+  a.spin = static_cast<int>(c.prefix_spin);
   launch(path, a, su.p.ntot, st, use_pdl(c));
   check_launch("cln_forward kernel launch");
 }

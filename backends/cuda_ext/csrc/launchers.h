@@ -71,11 +71,6 @@ struct ClnFwdCall {
   // CLN_PREFIX_SPIN): 1 = each lane reloads all of its words not yet ready together, with
   // no sleep; 0 = each word in turn, 20 ns apart.  The outputs are the same.
   int64_t prefix_spin = 0;
-  // The order of the tiles (include/cln_kernels.cuh, cln_tile_at; kernels.py's
-  // CLN_FWD_SEQ_GROUP): 0 = all B sequences interleaved; 1..B-1 = the sequences in groups
-  // of that many, one group after another (the last holds B % seq_group); >= B as 0.
-  // Bitwise the same outputs.
-  int64_t seq_group = 0;
 };
 size_t cln_fwd_workspace_bytes(const ClnFwdCall& c);
 void cln_fwd(const ClnFwdCall& c, void* workspace, size_t workspace_bytes, cudaStream_t stream);
@@ -100,7 +95,6 @@ struct ClnBwdCall {
   int64_t stream_tma = 0;
   int64_t pdl = 0;          // as in ClnFwdCall
   int64_t prefix_spin = 0;  // as in ClnFwdCall
-  int64_t seq_group = 0;    // as in ClnFwdCall (kernels.py's CLN_BWD_SEQ_GROUP)
 };
 size_t cln_bwd_workspace_bytes(const ClnBwdCall& c);
 void cln_bwd(const ClnBwdCall& c, void* workspace, size_t workspace_bytes, cudaStream_t stream);

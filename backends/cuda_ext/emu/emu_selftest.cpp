@@ -216,7 +216,6 @@ struct Knobs {
   int64_t stream_tma = 0;  // the streaming kernels' copies: 0 TMA where it applies, -1 cp.async
   int64_t pdl = 1;  // the workspace zeroed by the zero kernel (1) or a memset (0)
   int64_t prefix_spin = 1;  // the prefix waits' polls: 1 per lane, 0 per word (launchers.h)
-  int64_t seq_group = 0;    // the tiles' order: 0 all sequences interleaved, else groups of n
 };
 // The default: one group for every shape here (at most 141 tiles).
 const Knobs kDefault{"default", 0};
@@ -236,11 +235,7 @@ const Knobs kSmallG[] = {{"G=3", 3, 0, 0, 0, -1},
                          {"ppr=8 S=3 D=1", 0, 8, 3, 1},
                          {"ppr=4 S=4 D=3 G=3", 3, 4, 4, 3},
                          {"cp.async G=2", 2, 0, 0, 0, -1, -1},
-                         {"ppr=8 S=2 cp.async", 0, 8, 2, 0, 0, -1},
-                         // Sequences in groups (B = 3: a group of 2, then one of 1).
-                         {"seqg=2 G=3", 3, 0, 0, 0, -1, 0, 1, 1, 2},
-                         {"seqg=1 ppr=8 S=3 D=1", 0, 8, 3, 1, -1, 0, 1, 1, 1},
-                         {"regs seqg=2 G=2", 2, -1, 0, 0, 0, 0, 1, 1, 2}};
+                         {"ppr=8 S=2 cp.async", 0, 8, 2, 0, 0, -1}};
 // Streaming with state and G = 2.
 const Knobs kStream{"G=2", 2, 0, 0, 0, -1};
 // The long sequences (L >= 1000; slow on the emulator: one fiber per CUDA
@@ -280,7 +275,6 @@ void set_knobs(Call& c, const Knobs& k) {
   c.stream_tma = k.stream_tma;
   c.pdl = k.pdl;
   c.prefix_spin = k.prefix_spin;
-  c.seq_group = k.seq_group;
   if constexpr (std::is_same_v<Call, normk::ClnFwdCall>) c.resident = k.resident;
 }
 
@@ -607,7 +601,7 @@ int main() {
   struct S {
     int B, C, L;
   };
-  const S cln_shapes[] = {{3, 64, 77}, {1, 130, 70}, {2, 200, 64}, {1, 300, 40},
+  const S cln_shapes[] = {{2, 64, 77}, {1, 130, 70}, {2, 200, 64}, {1, 300, 40},
                           {1, 600, 33}, {1, 3, 1100}, {3, 1, 5},
                           {1, 2, 4500}};
   for (const P& p : types) {

@@ -202,7 +202,6 @@ struct ClnFwdArgs {
                       // (0: the output warps refill the stages where the TMA copies, else D = 1)
   int diag;           // streaming forward: stages left out for timing (wrong outputs if > 0)
   int spin;           // the prefix waits' polls (round_spin; the call's prefix_spin)
-  int seqg;           // sequences per group of tiles (cln_tile_at; 0: all interleaved)
   // Streaming kernels, TMA path (tma != 0): boxes of cbox channel rows x BT
   // frames of x and y, tensor maps over (T, C, B).
   int tma, cbox;
@@ -232,41 +231,10 @@ struct ClnBwdArgs {
   A* gslots;
   int nstages, lead;  // as in ClnFwdArgs
   int spin;           // as in ClnFwdArgs
-  int seqg;           // as in ClnFwdArgs
   // As in ClnFwdArgs; mean and rstd as (T, B) maps with boxes of BT x 1.
   int tma, cbox;
   CUtensorMap tm_x, tm_dy, tm_dx, tm_mean, tm_rstd;
 };
-
-// Where tile `tile` of a call lies: batch item b and its index i in b's
-// sequence (the backward's counted from the last frame).  By default the
-// batch items are interleaved (tile g: b = g % B, i = g / B).  With seqg in
-// 1..B-1 they go in groups of seqg: a group's tiles come after the earlier
-// groups' (the last group holds the B % seqg left over), its sequences
-// interleaved.  Either way i grows with the tile within a sequence, so a tile
-// still waits only on tiles with smaller indices (the deadlock argument of the
-// streaming kernels and the ticket order of the register kernels hold), and the
-// outputs are bitwise the same.  Why groups: fewer sequences in flight stream
-// fewer channel rows at once (Triton's paced fp32 forward: 74.6 -> 70.7 us at
-// (16, 512, 4000), bench/results/NOTES.md 51.5).  Not here: the streaming
-// forward stayed within 1 us with groups of 2-8 and lost 2-3 us with 1 (NOTES
-// 52), so the launcher's default (kernels.py) keeps all interleaved.
-struct TileAt {
-  int b, i;
-};
-__device__ __forceinline__ TileAt cln_tile_at(int tile, int B, int ntiles, int seqg) {
-  if (seqg <= 0 || seqg >= B) return TileAt{tile % B, tile / B};
-  const int per = seqg * ntiles;  // the tiles of a full group
-  const int grp = tile / per;
-  const int local = tile - grp * per;
-  const int left = B - grp * seqg;
-  const int n = left < seqg ? left : seqg;  // sequences in this group
-  return TileAt{grp * seqg + local % n, local / n};
-}
-template <typename Args>
-__device__ __forceinline__ TileAt cln_tile_at(const Args& args, int tile) {
-  return cln_tile_at(tile, args.B, args.ntiles, args.seqg);
-}
 
 // ---------------------------------------------------------------------------
 // The two prefix monoids.  V: an accumulated prefix; Wd: one published word.
@@ -671,8 +639,8 @@ __device__ __forceinline__ void cln_fwd_tile_publish(const ClnFwdArgs<T, P>& arg
   using A = acc_t<T>;
   using Op = ClnFwdOp<A>;
   const int lane = threadIdx.x & 31;
-  const TileAt at = cln_tile_at(args, tile);
-  const int b = at.b, i = at.i;
+  const int b = tile % args.B;
+  const int i = tile / args.B;
   const int t0 = i * G::BT;
   const FwdWord<A> agg = cln_fwd_tile_scan<G>(s_mu, s_m2, args.C, args.L - t0);
   // The last tile of a sequence has no successor (and is the only partial one).
@@ -714,8 +682,8 @@ __device__ __forceinline__ void cln_fwd_tile_finish(const ClnFwdArgs<T, P>& args
   constexpr int BT = G::BT, FPL = G::FPL;
   const int lane = threadIdx.x & 31;
   const int C = args.C, L = args.L;
-  const TileAt at = cln_tile_at(args, tile);
-  const int b = at.b, i = at.i;
+  const int b = tile % args.B;
+  const int i = tile / args.B;
   const int t0 = i * BT;
   const long long tile_n = static_cast<long long>(C) * BT;  // a full predecessor tile
   const long long cnt0 = args.count0 ? args.count0[b] : 0LL;
@@ -784,9 +752,8 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
   }
 
   const int C = args.C, L = args.L;
-  const TileAt at = cln_tile_at(args, tile);
-  const int b = at.b;
-  const int t0 = at.i * BT;
+  const int b = tile % args.B;
+  const int t0 = (tile / args.B) * BT;
   const int tr = tid / G::TPR, tc = tid % G::TPR;
   const int tt = t0 + tc * V;  // first frame of this thread's pack
   const int nvalid = L - tt;   // may be <= 0 in the last tile
@@ -950,9 +917,8 @@ __device__ __forceinline__ void cln_bwd_tile_publish(const ClnBwdArgs<T, P>& arg
   using A = acc_t<T>;
   using Op = ClnBwdOp<A>;
   const int lane = threadIdx.x & 31;
-  const TileAt at = cln_tile_at(args, tile);
-  const int b = at.b;
-  const int jr = at.i;  // tiles counted from the end
+  const int b = tile % args.B;
+  const int jr = tile / args.B;  // tiles counted from the end
   const typename Op::V agg = cln_bwd_tile_scan<G>(s_abc);
   // The first tile in time has no successor.
   if (jr + 1 < args.ntiles && lane == 0)
@@ -968,9 +934,8 @@ __device__ __forceinline__ void cln_bwd_tile_finish(const ClnBwdArgs<T, P>& args
   using V = typename Op::V;
   constexpr int BT = G::BT, FPL = G::FPL;
   const int lane = threadIdx.x & 31;
-  const TileAt at = cln_tile_at(args, tile);
-  const int b = at.b;
-  const int jr = at.i;
+  const int b = tile % args.B;
+  const int jr = tile / args.B;
   const V X = cln_exclusive_prefix<Op>(
       jr, args.group, args.flags + static_cast<long long>(b) * args.ntiles,
       args.slots + static_cast<long long>(b) * args.ntiles * kSlotW,
@@ -1027,9 +992,8 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
   }
 
   const int C = args.C, L = args.L;
-  const TileAt at = cln_tile_at(args, tile);
-  const int b = at.b;
-  const int t0 = (args.ntiles - 1 - at.i) * BT;
+  const int b = tile % args.B;
+  const int t0 = (args.ntiles - 1 - tile / args.B) * BT;
   const int tr = tid / G::TPR, tc = tid % G::TPR;
   const int tt = t0 + tc * V;
   const int nvalid = L - tt;
@@ -1123,9 +1087,7 @@ __global__ void __launch_bounds__(ClnGeom<T, TPR, R>::NTT, MB)
             pb += __shfl_xor_sync(kFullMask, pb, o);
           }
           if (tc == 0 && c < C) {
-            // Row i * B + b whatever the tile order: the column sums add the rows in
-            // the same order, so dgamma / dbeta do not depend on seqg.
-            A* pp = args.partial + (static_cast<long long>(at.i) * args.B + b) * 2 * C;
+            A* pp = args.partial + static_cast<long long>(tile) * 2 * C;
             pp[c] = pg;
             pp[C + c] = pb;
           }

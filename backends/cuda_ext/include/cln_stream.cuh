@@ -411,9 +411,8 @@ __global__ void __launch_bounds__(R::kThreads, stream_fwd_min_blocks<T, R>())
   // TMA path: tile `tile` into stage s (one thread).
   auto tma_load = [&](int s, int tile) {
     mbar_arrive_expect_tx(&s_full[s], static_cast<unsigned>(tile_elems * sizeof(T)));
-    const TileAt at = cln_tile_at(args, tile);
     stream_tma_load_tile(ring + s * tile_elems, &args.tm_x, &s_full[s], C, args.cbox, BT,
-                         at.i * BT, at.b);
+                         (tile / args.B) * BT, tile % args.B);
   };
   const bool refill = tma && args.lead == 0;  // lead 0: the output warps refill
 
@@ -436,9 +435,9 @@ __global__ void __launch_bounds__(R::kThreads, stream_fwd_min_blocks<T, R>())
         if (h == 0) tma_load(s, tile);
         return;
       }
-      const TileAt at = cln_tile_at(args, tile);
-      stream_issue_tile<G>(ring + s * tile_elems, args.x + static_cast<long long>(at.b) * C * L,
-                           C, L, at.i * BT, vec, h);
+      stream_issue_tile<G>(ring + s * tile_elems,
+                           args.x + static_cast<long long>(tile % args.B) * C * L, C, L,
+                           (tile / args.B) * BT, vec, h);
     };
     auto stats = [&](int s, int tile) {
       if (args.diag == 2) return;  // timing diagnostic: no statistics, no publication
@@ -495,9 +494,8 @@ __global__ void __launch_bounds__(R::kThreads, stream_fwd_min_blocks<T, R>())
   };
   auto out = [&](int s, int tile, int o) {
     const int j = o % PPR, r0 = o / PPR;
-    const TileAt at = cln_tile_at(args, tile);
-    const int b = at.b;
-    const int tt = at.i * BT + j * V;
+    const int b = tile % args.B;
+    const int tt = (tile / args.B) * BT + j * V;
     const int nvalid = L - tt;
     A mu[V], rs[V];
 #pragma unroll
@@ -521,7 +519,7 @@ __global__ void __launch_bounds__(R::kThreads, stream_fwd_min_blocks<T, R>())
         *p = to_pack<T>(y);
       }
       fence_proxy_async();
-      stream_tma_store_tile<R>(tw, &args.tm_y, C, args.cbox, BT, at.i * BT, b, o);
+      stream_tma_store_tile<R>(tw, &args.tm_y, C, args.cbox, BT, (tile / args.B) * BT, b, o);
       return;
     }
     if (nvalid <= 0) return;
@@ -595,13 +593,12 @@ __global__ void __launch_bounds__(R::kThreads, stream_bwd_min_blocks<T, R>())
   auto stage_x = [&](int s) { return reinterpret_cast<T*>(ring + s * stage_bytes); };
   auto stage_dy = [&](int s) { return stage_x(s) + tile_elems; };
   auto stage_mr = [&](int s) { return reinterpret_cast<A*>(stage_x(s) + 2 * tile_elems); };
-  auto first_frame = [&](const TileAt& at) { return (args.ntiles - 1 - at.i) * BT; };
+  auto first_frame = [&](int tile) { return (args.ntiles - 1 - tile / args.B) * BT; };
   const bool partials = args.partial != nullptr;
   // TMA path: tile `tile`'s x, dy, mean and rstd into stage s (one thread).
   auto tma_load = [&](int s, int tile) {
-    const TileAt at = cln_tile_at(args, tile);
-    const int b = at.b;
-    const int t0 = first_frame(at);
+    const int b = tile % args.B;
+    const int t0 = first_frame(tile);
     mbar_t* bar = &s_full[s];
     mbar_arrive_expect_tx(bar, static_cast<unsigned>(stage_bytes));
     stream_tma_load_tile(stage_x(s), &args.tm_x, bar, C, args.cbox, BT, t0, b);
@@ -615,9 +612,8 @@ __global__ void __launch_bounds__(R::kThreads, stream_bwd_min_blocks<T, R>())
     const int h = tid - R::kCons;
     const int j = h % G::PPR, r0 = h / G::PPR;  // pack column, first row (as the forward)
     auto issue = [&](int s, int tile) {
-      const TileAt at = cln_tile_at(args, tile);
-      const int b = at.b;
-      const int t0 = first_frame(at);
+      const int b = tile % args.B;
+      const int t0 = first_frame(tile);
       if (tma) {
         if (h == 0) tma_load(s, tile);
         return;
@@ -637,9 +633,8 @@ __global__ void __launch_bounds__(R::kThreads, stream_bwd_min_blocks<T, R>())
       const T* gt = stage_dy(s);
       const A* s_mu = stage_mr(s);
       const A* s_r = s_mu + BT;
-      const TileAt at = cln_tile_at(args, tile);
-      const int b = at.b;
-      const int t0 = first_frame(at);
+      const int b = tile % args.B;
+      const int t0 = first_frame(tile);
       // Issued first: their L2 round trip overlaps the channel loop.
       const A K = args.mean[static_cast<long long>(b) * L];
       const long long cnt0 = args.count ? args.count[b] : 0LL;
@@ -658,9 +653,7 @@ __global__ void __launch_bounds__(R::kThreads, stream_bwd_min_blocks<T, R>())
       // bf16 (16, 512, 4000) 161 -> 150 us, the rest within 1 % (H200, alternated
       // twice, bench/results/nvidia-h200-s10b-*).  A uniform trip count over the
       // producer: the shuffles need whole warps.
-      // Row i * B + b whatever the tile order (as the register kernel's).
-      A* const pp =
-          partials ? args.partial + (static_cast<long long>(at.i) * args.B + b) * 2 * C : nullptr;
+      A* const pp = partials ? args.partial + static_cast<long long>(tile) * 2 * C : nullptr;
       for (int cb = 0; cb < C; cb += G::RPI) {
         const int c = cb + r0;
         const bool row = c < C;
@@ -719,10 +712,9 @@ __global__ void __launch_bounds__(R::kThreads, stream_bwd_min_blocks<T, R>())
   auto finish = [&](int s, int tile) { cln_bwd_tile_finish<G>(args, tile, s_abc[s]); };
   auto out = [&](int s, int tile, int o) {
     const int j = o % PPR, r0 = o / PPR;
-    const TileAt at = cln_tile_at(args, tile);
-    const int b = at.b;
+    const int b = tile % args.B;
     const A K = args.mean[static_cast<long long>(b) * L];
-    const int tt = first_frame(at) + j * V;
+    const int tt = first_frame(tile) + j * V;
     const int nvalid = L - tt;
     const T* xt = stage_x(s);
     const T* gt = stage_dy(s);
@@ -756,7 +748,7 @@ __global__ void __launch_bounds__(R::kThreads, stream_bwd_min_blocks<T, R>())
     }
     if (tma) {
       fence_proxy_async();
-      stream_tma_store_tile<R>(gt, &args.tm_dx, C, args.cbox, BT, first_frame(at), b, o);
+      stream_tma_store_tile<R>(gt, &args.tm_dx, C, args.cbox, BT, first_frame(tile), b, o);
     }
   };
   stream_consumer<R>(blockIdx.x, gridDim.x, ntot, S, refill, finish, out, tma_load);

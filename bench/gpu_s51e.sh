@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Session 51: is cuda_ext's fwd+bwd slower at the new code (the tile decode through cln_tile_at)
+# than at c2d2b45 (session 50)?  bench.tune's fwd+bwd of the default, fp32, at the three target
+# shapes, alternated old / new / old / new in one call; the old tree is `git archive c2d2b45`
+# unpacked into ab_old/ (untracked, carried with the working tree).  Both extensions built in
+# parallel first.  Logs: $OUT/ab-{old,new}-{1,2}.log.
+#   git archive c2d2b45 | tar -x -C ab_old --exclude=bench/results; OUT=out bash bench/gpu_s51e.sh
+set -uo pipefail
+SKIP_CUDA_BUILD=1 source bench/gpu_env.sh
+date +%T
+build() {  # $1: the tree
+  (cd "$1" && PYTHONPATH=/tmp/site:$PWD TORCH_EXTENSIONS_DIR=$PWD/.torch_extensions \
+    timeout 200 python3 -c "import backends.cuda_ext.kernels as k; k.extension()" 2>&1 | tail -2)
+}
+build ab_old & build . & wait
+date +%T
+for r in 1 2; do
+  for side in old new; do
+    tree=.; [ "$side" = old ] && tree=ab_old
+    (cd "$tree" && PYTHONPATH=/tmp/site:$PWD TORCH_EXTENSIONS_DIR=$PWD/.torch_extensions \
+      timeout 60 python3 -m bench.tune --backend cuda_ext --ops cln --parts shapes \
+      --modes fwd_bwd --variants default --dtype "${AB_DTYPE:-fp32}") > "$OUT/ab-$side-$r.log" 2>&1
+    echo "$side round $r rc=$?"; grep "cuda_ext cln\|copy" "$OUT/ab-$side-$r.log"
+  done
+done
+date +%T
