@@ -27,11 +27,12 @@ const char* kDtypes = "float32, float16, bfloat16 or float64";
 
 // The checks' messages are made of strings only: numbers, shapes, devices and dtypes go
 // through these helpers (std::to_string, Device::str, c10::toString), never an ostream.  On
-// the H200 machine (torch 2.11, g++ 13.3) the extension is linked with its own static copy of
-// libstdc++ (std::ostream::_M_insert<long> is inside the .so; ldd lists no libstdc++), and a
+// the H200 machine (torch 2.11) the extension is built by its environment's
+// CXX=/opt/gcc/bin/g++ and linked with its own static copy of libstdc++
+// (std::ostream::_M_insert<long> is inside the .so; ldd lists no libstdc++), and a
 // TORCH_CHECK that printed an int or a shape there crashed the process (SIGSEGV in that copy's
 // codecvt) instead of raising; strings alone raised (bench/probe_check51b.py,
-// bench/results/NOTES.md 52).
+// bench/results/NOTES.md 52, 53).
 std::string num(int64_t v) { return std::to_string(v); }
 std::string dims(at::IntArrayRef s) {
   std::string r = "(";
