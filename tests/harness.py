@@ -206,6 +206,26 @@ def check_cln_backward(
     return out
 
 
+def check_cln_reproducible(
+    backend: str, device: torch.device, shape: tuple[int, int, int], dtype: torch.dtype
+) -> None:
+    """Two forward + backward calls on the same inputs give bitwise the same y, dx, dgamma and
+    dbeta (fixed-order reductions; ``tests/wrong/unordered_sums.py`` must fail this)."""
+    gen, seed = new_generator()
+    x = randn(shape, dtype, device, gen, 3.0)
+    gamma = (1 + 0.5 * randn((shape[1],), torch.float32, device, gen)).to(dtype)
+    beta = randn((shape[1],), dtype, device, gen)
+    dy = randn(shape, dtype, device, gen)
+    runs = []
+    for _ in range(2):
+        leaves = [t.clone().requires_grad_(True) for t in (x, gamma, beta)]
+        y = common.cln(*leaves, backend=backend)
+        runs.append((y.detach(), *torch.autograd.grad(y, leaves, dy)))
+    for name, a, b in zip(("y", "dx", "dgamma", "dbeta"), *runs):
+        where = f"[{backend} {shape} {dtype} seed={seed}]"
+        assert torch.equal(a, b), f"{name} differs between two calls {where}"
+
+
 def cln_reference64(
     x64: Tensor, gamma: Tensor | None, beta: Tensor | None, history: Tensor | None = None
 ) -> Tensor:

@@ -199,24 +199,14 @@ def test_forward_backward_bitwise_reproducible(backend, device, dtype):
     dbeta (the README's "Determinism": every reduction, the dgamma / dbeta column sums
     included, runs in a fixed order, with no float atomics).  On the GPU at a shape of many
     tiles per sequence and several waves of programs, where a reduction whose order followed
-    the timing would differ between the calls.  The eager backend is plain PyTorch, whose CUDA
-    determinism is torch's to give (``torch.use_deterministic_algorithms``): skipped there."""
+    the timing would differ between the calls (``tests/wrong/unordered_sums.py`` does).  The
+    eager backend is plain PyTorch, whose CUDA determinism is torch's to give
+    (``torch.use_deterministic_algorithms``): skipped there."""
     if backend == "eager":
         pytest.skip("the eager backend's determinism is PyTorch's")
     _skip_unsupported(backend, dtype, device, "cln_bwd")
     shape = (4, 128, 32768) if device.type == "cuda" else (2, 8, 130)
-    g, seed = harness.new_generator()
-    x = harness.randn(shape, dtype, device, g, 3.0)
-    gamma = (1 + 0.5 * harness.randn((shape[1],), torch.float32, device, g)).to(dtype)
-    beta = harness.randn((shape[1],), dtype, device, g)
-    dy = harness.randn(shape, dtype, device, g)
-    runs = []
-    for _ in range(2):
-        leaves = [t.clone().requires_grad_(True) for t in (x, gamma, beta)]
-        y = common.cln(*leaves, backend=backend)
-        runs.append((y.detach(), *torch.autograd.grad(y, leaves, dy)))
-    for name, a, b in zip(("y", "dx", "dgamma", "dbeta"), *runs):
-        assert torch.equal(a, b), f"{name} differs [{backend} {shape} {dtype} seed={seed}]"
+    harness.check_cln_reproducible(backend, device, shape, dtype)
 
 
 def test_module_streaming_and_state_dict(backend, device):

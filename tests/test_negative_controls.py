@@ -56,3 +56,11 @@ def test_wrong_gradients_are_rejected(wrong_backend):
         harness.check_cln_backward(wrong_backend, CPU, (2, 4, 9), torch.float32)
     with pytest.raises(AssertionError, match="dx"):
         harness.check_rmsnorm_backward(wrong_backend, CPU, (4, 32), torch.float32)
+
+
+@pytest.mark.parametrize("wrong_backend", ["unordered_sums"], indirect=True)
+def test_unordered_sums_are_caught_by_the_reproducibility_check(wrong_backend):
+    # Right to rounding, so the gradient check passes; two calls differ in their last bits.
+    harness.check_cln_backward(wrong_backend, CPU, (2, 8, 130), torch.float32)
+    with pytest.raises(AssertionError, match="dgamma differs between two calls"):
+        harness.check_cln_reproducible(wrong_backend, CPU, (2, 8, 130), torch.float32)
