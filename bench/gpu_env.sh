@@ -101,6 +101,19 @@ gpu_test_pdl() {
   echo "pdl tests rc=$?"; tail -3 "$OUT/test-pdl.log"
 }
 
+# A command ($2...) run in another tree of the project ($1, e.g. an A/B's old side unpacked by
+# `git archive` into ab_old/), with that tree on PYTHONPATH and its own extension cache.
+gpu_in_tree() {
+  local tree=$1; shift
+  (cd "$tree" && PYTHONPATH=/tmp/site:$PWD TORCH_EXTENSIONS_DIR=$PWD/.torch_extensions "$@")
+}
+
+# The cuda_ext extension of the tree $1 built (its last two lines of output).
+gpu_build_tree() {
+  gpu_in_tree "$1" timeout 200 python3 -c "import backends.cuda_ext.kernels as k; k.extension()" \
+    2>&1 | tail -2
+}
+
 # Everything under $OUT into one archive $OUT/$1.tgz (a call returns at most 8 files).
 gpu_archive() {
   tar czf "/tmp/$1.tgz" -C "$OUT" . && rm -rf "${OUT:?}"/* && mv "/tmp/$1.tgz" "$OUT/"

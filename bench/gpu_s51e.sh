@@ -8,18 +8,14 @@
 set -uo pipefail
 SKIP_CUDA_BUILD=1 source bench/gpu_env.sh
 date +%T
-build() {  # $1: the tree
-  (cd "$1" && PYTHONPATH=/tmp/site:$PWD TORCH_EXTENSIONS_DIR=$PWD/.torch_extensions \
-    timeout 200 python3 -c "import backends.cuda_ext.kernels as k; k.extension()" 2>&1 | tail -2)
-}
-build ab_old & build . & wait
+gpu_build_tree ab_old & gpu_build_tree . & wait
 date +%T
 for r in 1 2; do
   for side in old new; do
     tree=.; [ "$side" = old ] && tree=ab_old
-    (cd "$tree" && PYTHONPATH=/tmp/site:$PWD TORCH_EXTENSIONS_DIR=$PWD/.torch_extensions \
-      timeout 60 python3 -m bench.tune --backend cuda_ext --ops cln --parts shapes \
-      --modes fwd_bwd --variants default --dtype "${AB_DTYPE:-fp32}") > "$OUT/ab-$side-$r.log" 2>&1
+    gpu_in_tree "$tree" timeout 60 python3 -m bench.tune --backend cuda_ext --ops cln \
+      --parts shapes --modes fwd_bwd --variants default --dtype "${AB_DTYPE:-fp32}" \
+      > "$OUT/ab-$side-$r.log" 2>&1
     echo "$side round $r rc=$?"; grep "cuda_ext cln\|copy" "$OUT/ab-$side-$r.log"
   done
 done

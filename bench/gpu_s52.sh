@@ -59,28 +59,23 @@ PY
   ab)
     SKIP_CUDA_BUILD=1 source bench/gpu_env.sh
     date +%T
-    build() {  # $1: the tree
-      (cd "$1" && PYTHONPATH=/tmp/site:$PWD TORCH_EXTENSIONS_DIR=$PWD/.torch_extensions \
-        timeout 200 python3 -c "import backends.cuda_ext.kernels as k; k.extension()" 2>&1 | tail -2)
-    }
-    build ab_knob & build . & wait
+    gpu_build_tree ab_knob & gpu_build_tree . & wait
     date +%T
     for r in 1 2; do
       for side in main knob; do
         tree=.; [ "$side" = knob ] && tree=ab_knob
         # The probe is this tree's file: ab_knob lacks it, so run it from here on that tree.
-        (cd "$tree" && PYTHONPATH=/tmp/site:$PWD TORCH_EXTENSIONS_DIR=$PWD/.torch_extensions \
-          timeout 90 python3 "$OLDPWD/bench/probe_kernels52.py") > "$OUT/ab52-$side-$r.log" 2>&1
+        gpu_in_tree "$tree" timeout 90 python3 "$PWD/bench/probe_kernels52.py" \
+          > "$OUT/ab52-$side-$r.log" 2>&1
         echo "$side round $r rc=$?"; cat "$OUT/ab52-$side-$r.log"
       done
     done
     for side in main knob; do
       tree=.; [ "$side" = knob ] && tree=ab_knob
-      (cd "$tree" && PYTHONPATH=/tmp/site:$PWD TORCH_EXTENSIONS_DIR=$PWD/.torch_extensions \
-        timeout -s KILL 150 ncu --clock-control none -k 'regex:cln|colsum|zero' -c 40 \
-        --section LaunchStats --section Occupancy --section WarpStateStats \
+      gpu_in_tree "$tree" timeout -s KILL 150 ncu --clock-control none -k 'regex:cln|colsum|zero' \
+        -c 40 --section LaunchStats --section Occupancy --section WarpStateStats \
         --section SchedulerStats --section SpeedOfLight \
-        python3 "$OLDPWD/bench/probe_kernels52.py" --once --shapes 16x512x4000) \
+        python3 "$PWD/bench/probe_kernels52.py" --once --shapes 16x512x4000 \
         > "$OUT/ncu52-$side.txt" 2>&1
       echo "ncu $side rc=$?"; grep -E "^  [a-z_].*\(|Duration|Registers Per|Achieved Occ|Warp Cycles Per Issued" \
         "$OUT/ncu52-$side.txt" | head -80

@@ -35,24 +35,22 @@ def _inputs(shape: tuple[int, int, int], dtype: torch.dtype) -> tuple[torch.Tens
     return x, gam, bet, dy
 
 
-def _step(
-    backend: str, x: torch.Tensor, gam: torch.Tensor, bet: torch.Tensor, dy: torch.Tensor
-) -> None:
-    y = common.cln(x, gam, bet, backend=backend)
-    torch.autograd.backward(y, dy)
-    x.grad = gam.grad = bet.grad = None
+def _steps(backend: str, inputs: tuple[torch.Tensor, ...], n: int) -> None:
+    """``n`` forward + backward calls, then a synchronize."""
+    x, gam, bet, dy = inputs
+    for _ in range(n):
+        y = common.cln(x, gam, bet, backend=backend)
+        torch.autograd.backward(y, dy)
+        x.grad = gam.grad = bet.grad = None
+    torch.cuda.synchronize()
 
 
 def kernel_times(backend: str, shape: tuple[int, int, int], dtype: torch.dtype, iters: int) -> None:
-    x, gam, bet, dy = _inputs(shape, dtype)
-    for _ in range(3):
-        _step(backend, x, gam, bet, dy)
-    torch.cuda.synchronize()
+    inputs = _inputs(shape, dtype)
+    _steps(backend, inputs, 3)
     acts = [torch.profiler.ProfilerActivity.CUDA]
     with torch.profiler.profile(activities=acts) as prof:
-        for _ in range(iters):
-            _step(backend, x, gam, bet, dy)
-        torch.cuda.synchronize()
+        _steps(backend, inputs, iters)
     tot: dict[str, float] = collections.defaultdict(float)
     cnt: dict[str, int] = collections.defaultdict(int)
     for e in prof.events():
@@ -77,10 +75,7 @@ def main() -> int:
     args = ap.parse_args()
     shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")]
     if args.once:
-        x, gam, bet, dy = _inputs(shapes[0], DTYPES[args.dtype])  # type: ignore[arg-type]
-        for _ in range(3):
-            _step(args.backend, x, gam, bet, dy)
-        torch.cuda.synchronize()
+        _steps(args.backend, _inputs(shapes[0], DTYPES[args.dtype]), 3)  # type: ignore[arg-type]
         return 0
     for shape in shapes:
         kernel_times(args.backend, shape, DTYPES[args.dtype], args.iters)  # type: ignore[arg-type]

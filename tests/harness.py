@@ -221,8 +221,8 @@ def check_cln_reproducible(
         leaves = [t.clone().requires_grad_(True) for t in (x, gamma, beta)]
         y = common.cln(*leaves, backend=backend)
         runs.append((y.detach(), *torch.autograd.grad(y, leaves, dy)))
+    where = f"[{backend} {shape} {dtype} seed={seed}]"
     for name, a, b in zip(("y", "dx", "dgamma", "dbeta"), *runs):
-        where = f"[{backend} {shape} {dtype} seed={seed}]"
         assert torch.equal(a, b), f"{name} differs between two calls {where}"
 
 
