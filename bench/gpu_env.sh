@@ -114,6 +114,20 @@ gpu_build_tree() {
     2>&1 | tail -2
 }
 
+# Two trees timed alternately in one call (rounds 1 and 2 of side A, then side B): $1 the log
+# prefix ($OUT/$1-SIDE-ROUND.log), $2 a grep pattern for the lines echoed from each log, $3 the
+# sides as "NAME:TREE NAME:TREE" (e.g. "old:ab_old new:."), the command in $4... (run by
+# gpu_in_tree in each side's tree).
+gpu_ab_rounds() {
+  local prefix=$1 pat=$2 sides=$3 r side; shift 3
+  for r in 1 2; do
+    for side in $sides; do
+      gpu_in_tree "${side#*:}" "$@" > "$OUT/$prefix-${side%%:*}-$r.log" 2>&1
+      echo "${side%%:*} round $r rc=$?"; grep -- "$pat" "$OUT/$prefix-${side%%:*}-$r.log"
+    done
+  done
+}
+
 # Everything under $OUT into one archive $OUT/$1.tgz (a call returns at most 8 files).
 gpu_archive() {
   tar czf "/tmp/$1.tgz" -C "$OUT" . && rm -rf "${OUT:?}"/* && mv "/tmp/$1.tgz" "$OUT/"

@@ -10,13 +10,7 @@ SKIP_CUDA_BUILD=1 source bench/gpu_env.sh
 date +%T
 gpu_build_tree ab_old & gpu_build_tree . & wait
 date +%T
-for r in 1 2; do
-  for side in old new; do
-    tree=.; [ "$side" = old ] && tree=ab_old
-    gpu_in_tree "$tree" timeout 60 python3 -m bench.tune --backend cuda_ext --ops cln \
-      --parts shapes --modes fwd_bwd --variants default --dtype "${AB_DTYPE:-fp32}" \
-      > "$OUT/ab-$side-$r.log" 2>&1
-    echo "$side round $r rc=$?"; grep "cuda_ext cln\|copy" "$OUT/ab-$side-$r.log"
-  done
-done
+gpu_ab_rounds ab "cuda_ext cln\|copy" "old:ab_old new:." timeout 60 python3 -m bench.tune \
+  --backend cuda_ext --ops cln --parts shapes --modes fwd_bwd --variants default \
+  --dtype "${AB_DTYPE:-fp32}"
 date +%T

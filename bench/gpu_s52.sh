@@ -61,15 +61,8 @@ PY
     date +%T
     gpu_build_tree ab_knob & gpu_build_tree . & wait
     date +%T
-    for r in 1 2; do
-      for side in main knob; do
-        tree=.; [ "$side" = knob ] && tree=ab_knob
-        # The probe is this tree's file: ab_knob lacks it, so run it from here on that tree.
-        gpu_in_tree "$tree" timeout 90 python3 "$PWD/bench/probe_kernels52.py" \
-          > "$OUT/ab52-$side-$r.log" 2>&1
-        echo "$side round $r rc=$?"; cat "$OUT/ab52-$side-$r.log"
-      done
-    done
+    # The probe is this tree's file: ab_knob lacks it, so run it from here on that tree.
+    gpu_ab_rounds ab52 . "main:. knob:ab_knob" timeout 90 python3 "$PWD/bench/probe_kernels52.py"
     for side in main knob; do
       tree=.; [ "$side" = knob ] && tree=ab_knob
       gpu_in_tree "$tree" timeout -s KILL 150 ncu --clock-control none -k 'regex:cln|colsum|zero' \
