@@ -7,8 +7,10 @@ raw kernels of :mod:`common.kernel_api`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -222,6 +224,41 @@ def to_param_dtypes(
     return tuple(g if g is None or dt is None else g.to(dt) for g, dt in zip(grads, dtypes))
 
 
+def _first_order_only(op: str) -> Callable[[Callable[..., tuple]], Callable[..., tuple]]:
+    """torch's ``once_differentiable`` for a backward whose result depends on the saved inputs.
+
+    ``once_differentiable`` marks its results as non-differentiable only where an incoming
+    gradient requires grad.  With ``create_graph=True`` and an incoming gradient that does not
+    (``d(loss)/dy`` of a loss linear in y, as in a gradient penalty), the gradients came back
+    without a ``grad_fn``, and a second backward dropped this op's second-order terms silently
+    (a cLN gradient penalty: -2.25 where the float64 formula gives -1.29;
+    ``tests/test_errors.py::test_double_backward_raises``).  Here every result of a backward
+    run with grad mode on (``create_graph=True``) is tied to a node that raises when it is
+    differentiated; plain first-order use is unchanged.
+    """
+    msg = (
+        f"{op}: double backward is not supported: its backward kernels are not differentiable, "
+        "so the gradient of a gradient through it (autograd.grad(..., create_graph=True) "
+        "followed by another backward, e.g. a gradient penalty) cannot be formed"
+    ).encode()
+
+    def deco(fn: Callable[..., tuple]) -> Callable[..., tuple]:
+        @functools.wraps(fn)
+        def wrapper(ctx: object, *grads: Tensor | None) -> tuple:
+            with torch.no_grad():
+                outs = fn(ctx, *grads)
+            if not torch.is_grad_enabled() or all(o is None for o in outs):
+                return outs
+            from torch._C import _functions  # what once_differentiable itself uses
+
+            err = _functions.DelayedError(msg, len(outs))
+            return err(*(None if o is None else o.detach().requires_grad_() for o in outs))
+
+        return wrapper
+
+    return deco
+
+
 class _ClnFunction(torch.autograd.Function):
     @staticmethod
     def forward(  # type: ignore[override]
@@ -249,7 +286,7 @@ class _ClnFunction(torch.autograd.Function):
         return y, mean_last, m2_last
 
     @staticmethod
-    @torch.autograd.function.once_differentiable
+    @_first_order_only("cln")
     def backward(ctx, dy: Tensor | None, _dmean: Tensor, _dm2: Tensor):  # type: ignore[override]
         if dy is None:  # no gradient reached y (it can reach nothing else)
             return (None,) * 9
@@ -386,7 +423,7 @@ class _RMSNormFunction(torch.autograd.Function):
         return y
 
     @staticmethod
-    @torch.autograd.function.once_differentiable
+    @_first_order_only("rmsnorm")
     def backward(ctx, dy: Tensor):  # type: ignore[override]
         x2, weight, rstd = ctx.saved_tensors
         dx, dw = rms_backward_impl(dy, x2, weight, rstd, ctx.spec, ctx.needs_input_grad[1])

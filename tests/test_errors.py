@@ -165,3 +165,32 @@ def test_zero_channels_and_empty_inputs():
     y, s = common.cln(torch.randn(2, 3, 0), backend="eager", return_state=True)
     assert y.shape == (2, 3, 0) and int(s.count.sum()) == 0
     assert common.rmsnorm(torch.randn(0, 5), backend="eager").shape == (0, 5)
+
+
+def test_double_backward_raises(backend, device):
+    """A gradient penalty through the norms must raise, never drop their second-order terms.
+
+    The incoming gradient of a loss linear in y does not require grad, so torch's
+    once_differentiable left the gradients without a grad_fn and the second backward silently
+    left the norms out (common/api.py, _first_order_only).  The gradient itself, formed with
+    create_graph=True, must equal the plain one.
+    """
+    torch.manual_seed(0)
+    x = torch.randn(2, 4, 12, device=device, requires_grad=True)
+    gamma = torch.rand(4, device=device).add_(0.5).requires_grad_(True)
+    w = torch.linspace(0.0, 1.0, 12, device=device)
+    rows = torch.randn(3, 16, device=device, requires_grad=True)
+    v = torch.linspace(-1.0, 1.0, 16, device=device)
+    cases = [
+        ("cln", lambda: common.cln(x, gamma, backend=backend) * w, (x, gamma)),
+        ("rmsnorm", lambda: common.rmsnorm(rows, backend=backend) * v, (rows,)),
+    ]
+    for op, f, inputs in cases:
+        plain = torch.autograd.grad(f().sum(), inputs)
+        grads = torch.autograd.grad(f().sum(), inputs, create_graph=True)
+        for g, p in zip(grads, plain, strict=True):
+            assert g.requires_grad, op
+            assert torch.equal(g.detach(), p), op
+        penalty = sum((g**2).sum() for g in grads) + sum((t**2).sum() for t in inputs)
+        with pytest.raises(RuntimeError, match=rf"{op}: double backward is not supported"):
+            penalty.backward()
