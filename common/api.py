@@ -88,6 +88,24 @@ def _check_tensor(name: str, t: object) -> Tensor:
     return t
 
 
+_FUNCTORCH_WRAPPED = getattr(torch._C._functorch, "is_functorch_wrapped_tensor", None)
+
+
+def _check_untransformed(op: str, *tensors: Tensor | None) -> None:
+    """Refuse the inputs of a ``torch.func`` transform (vmap, grad, jacrev, ...) with a clear
+    error: the kernels take plain tensors (under vmap they failed deep inside with "Cannot
+    access storage of BatchedTensorImpl", or in the eager backend an in-place shape error)."""
+    if torch.compiler.is_compiling():  # FakeTensors; the check would break the graph
+        return
+    wrapped = _FUNCTORCH_WRAPPED
+    if wrapped is not None and any(t is not None and wrapped(t) for t in tensors):
+        raise NotImplementedError(
+            f"{op} does not support torch.func transforms (vmap, grad, jacrev, ...): its "
+            "kernels take plain tensors. Call it outside the transform (torch.autograd for "
+            "gradients; a loop, or the batch dimension, instead of vmap)"
+        )
+
+
 def _check_param(name: str, p: Tensor | None, size: int, x: Tensor, what: str) -> None:
     if p is None:
         return
@@ -348,6 +366,8 @@ def cln(
                 raise ValueError(f"state.{fname} must have shape ({B},) to match x's batch size")
             if t.device != x.device:
                 raise ValueError(f"state.{fname} is on {t.device} but x is on {x.device}")
+    states = () if state is None else (state.count, state.mean, state.m2)
+    _check_untransformed("cln", x, gamma, beta, *states)
 
     stats = _needs_grad(x, gamma, beta)
     compiling = torch.compiler.is_compiling()
@@ -471,6 +491,7 @@ def rmsnorm(
         raise ValueError("rmsnorm needs a non-empty last dim (N >= 1), got N = 0")
     _check_param("weight", weight, N, x, f"the last dim N = {N} of x")
     eps = _check_eps(eps)
+    _check_untransformed("rmsnorm", x, weight)
     compiling = torch.compiler.is_compiling()
     resolve = _resolve_name if compiling else _resolve
     bwd = "rmsnorm_bwd" if _needs_grad(x, weight) else None

@@ -194,3 +194,20 @@ def test_double_backward_raises(backend, device):
         penalty = sum((g**2).sum() for g in grads) + sum((t**2).sum() for t in inputs)
         with pytest.raises(RuntimeError, match=rf"{op}: double backward is not supported"):
             penalty.backward()
+
+
+def test_torch_func_transforms_raise_clearly(backend, device):
+    """vmap / grad of torch.func hand the ops wrapped tensors, which no kernel can take: a clear
+    NotImplementedError at the call, not a failure deep inside a kernel."""
+    x = torch.randn(3, 2, 4, 6, device=device)
+    rows = torch.randn(3, 5, 8, device=device)
+    msg = "does not support torch.func transforms"
+    with pytest.raises(NotImplementedError, match="cln " + msg):
+        torch.vmap(lambda t: common.cln(t, backend=backend))(x)
+    with pytest.raises(NotImplementedError, match="rmsnorm " + msg):
+        torch.vmap(lambda t: common.rmsnorm(t, backend=backend))(rows)
+    with pytest.raises(NotImplementedError, match="cln " + msg):
+        torch.func.grad(lambda t: common.cln(t, backend=backend).sum())(x[0])
+    w = torch.ones(3, 8, device=device)  # only the parameter transformed (model ensembling)
+    with pytest.raises(NotImplementedError, match="rmsnorm " + msg):
+        torch.vmap(lambda v: common.rmsnorm(rows[0], v, backend=backend))(w)
