@@ -186,12 +186,20 @@ def check_cln_backward(
     )
     names = ["dx"] + [f"d{p}" for p in ("gamma", "beta") if want[p]]
     assert len(grads) == len(names) == len(refs)
-    # dx is a difference of terms of size r * g: judge it against that size.
+    # Each result is judged against the size of what was summed, not of what was left: dx is a
+    # difference of terms of size r * g; dgamma and dbeta are sums over B * T frames of
+    # dy * xhat and dy, whose signs can cancel (tolerance() models a sum's rounding relative to
+    # the sum of random-sign terms, sqrt(n) times a term: the terms' norm).
     with torch.no_grad():
         full = (x64 if h64 is None else torch.cat([h64, x64], -1)).detach()
-        r = _cln_stats64(full)[1][:, -T:]
-        g = dy.double().cpu() * (1.0 if g64 is None else g64.detach()[:, None])
-        dx_scale = (r[:, None, :] * g).norm().item()
+        mu, r = (s[:, -T:] for s in _cln_stats64(full))
+        dy64 = dy.double().cpu()
+        g = dy64 * (1.0 if g64 is None else g64.detach()[:, None])
+        scales = {
+            "dx": (r[:, None, :] * g).norm().item(),
+            "dgamma": (dy64 * (x64.detach() - mu[:, None, :]) * r[:, None, :]).norm().item(),
+            "dbeta": dy64.norm().item(),
+        }
     out = {}
     for name, got, want in zip(names, grads, refs):
         reduce_len = C * (T + history_frames) if name == "dx" else B * T
@@ -201,7 +209,7 @@ def check_cln_backward(
             got,
             want,
             tol,
-            dx_scale if name == "dx" else 0.0,
+            scales[name],
         )
     return out
 
@@ -462,10 +470,13 @@ def check_rmsnorm_backward(
     ref = rmsnorm_oracle(x64, w64)
     refs = torch.autograd.grad(ref, [t for t in (x64, w64) if t is not None], dy.double().cpu())
     rows = x.numel() // shape[-1]
-    with torch.no_grad():  # dx = r * (g - xhat * mean(g * xhat)): judge against |r * g|
+    # dx = r * (g - xhat * mean(g * xhat)): judged against |r * g|; dw, a sum over the rows of
+    # dy * xhat whose signs can cancel (N = 1: xhat = +-1), against the terms' norm.
+    with torch.no_grad():
         r = (x64.detach().square().mean(-1, keepdim=True) + 1e-6).rsqrt()
-        g = dy.double().cpu() * (1.0 if w64 is None else w64.detach())
-        dx_scale = (r * g).norm().item()
+        dy64 = dy.double().cpu()
+        g = dy64 * (1.0 if w64 is None else w64.detach())
+        scales = {"dx": (r * g).norm().item(), "dw": (dy64 * x64.detach() * r).norm().item()}
     out = {}
     for name, got, want in zip(["dx", "dw"], grads, refs):
         n = shape[-1] if name == "dx" else rows
@@ -474,7 +485,7 @@ def check_rmsnorm_backward(
             got,
             want,
             2 * tolerance(dtype, n),
-            dx_scale if name == "dx" else 0.0,
+            scales[name],
         )
     return out
 
