@@ -83,6 +83,28 @@ def conditioned_tolerance(
     return max(tolerance(dtype, reduce_len, dc_offset), tolerance(dtype, reduce_len) + local)
 
 
+def conditioned_terms_tolerance(
+    dtype: torch.dtype,
+    reduce_len: int,
+    terms: Tensor,
+    kappa: Tensor,
+    scale: float,
+    dc_offset: float = 0.0,
+) -> float:
+    """:func:`conditioned_tolerance` for a result judged against ``scale`` (``rel_error``'s)
+    and made of ``terms``, each formed with ``kappa`` ulps lost (broadcastable to ``terms``):
+    the local allowance is ``4 * u * ||kappa * terms|| / scale``.  For gradients: cLN's dx and
+    dgamma are built from ``xhat`` of every frame, as ill-conditioned as the forward's output
+    where a frame's few values are nearly equal (a (4, 2, 3) float32 draw with offset 100:
+    the eager backend's dx 1.3e-4 off against 2.7e-5 allowed without this term; found by
+    ``tests/fuzz.py``).
+    """
+    k = torch.broadcast_to(kappa.detach().to(torch.float64).cpu(), terms.shape)
+    t = terms.detach().to(torch.float64).cpu()
+    local = 4.0 * UNIT_ROUNDOFF[dtype] * (k * t).norm().item() / scale if scale > 0 else 0.0
+    return max(tolerance(dtype, reduce_len, dc_offset), tolerance(dtype, reduce_len) + local)
+
+
 def rel_error(out: Tensor, ref: Tensor, scale: float = 0.0) -> float:
     """``||out - ref|| / max(||ref||, scale)`` in float64; ``inf`` if out has NaN/Inf.
 
