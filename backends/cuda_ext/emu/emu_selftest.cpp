@@ -651,6 +651,13 @@ int run_random(int n, unsigned long long seed) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // `emu_selftest --cln B C L DC`: one float32 cLN case with gamma / beta, every knob variant.
+  if (argc == 6 && std::strcmp(argv[1], "--cln") == 0) {
+    test_cln(DType::kF32, DType::kF32, true, std::atoi(argv[2]), std::atoi(argv[3]),
+             std::atoi(argv[4]), std::atof(argv[5]), true);
+    std::printf("%d passed, %d failed\n", g_pass, g_fail);
+    return g_fail == 0 ? 0 : 1;
+  }
   if (argc >= 3 && std::strcmp(argv[1], "--random") == 0)
     return run_random(std::atoi(argv[2]), argc >= 4 ? std::strtoull(argv[3], nullptr, 10)
                                                     : std::random_device{}());
