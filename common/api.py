@@ -94,9 +94,9 @@ _FUNCTORCH_WRAPPED = getattr(torch._C._functorch, "is_functorch_wrapped_tensor",
 def _check_untransformed(op: str, *tensors: Tensor | None) -> None:
     """Refuse the inputs of a ``torch.func`` transform (vmap, grad, jacrev, ...) with a clear
     error: the kernels take plain tensors (under vmap they failed deep inside with "Cannot
-    access storage of BatchedTensorImpl", or in the eager backend an in-place shape error)."""
-    if torch.compiler.is_compiling():  # FakeTensors; the check would break the graph
-        return
+    access storage of BatchedTensorImpl", or in the eager backend an in-place shape error).
+    Eager calls only: while torch.compile traces, the inputs are FakeTensors and the check
+    would break the graph."""
     wrapped = _FUNCTORCH_WRAPPED
     if wrapped is not None and any(t is not None and wrapped(t) for t in tensors):
         raise NotImplementedError(
@@ -366,11 +366,12 @@ def cln(
                 raise ValueError(f"state.{fname} must have shape ({B},) to match x's batch size")
             if t.device != x.device:
                 raise ValueError(f"state.{fname} is on {t.device} but x is on {x.device}")
-    states = () if state is None else (state.count, state.mean, state.m2)
-    _check_untransformed("cln", x, gamma, beta, *states)
+    compiling = torch.compiler.is_compiling()
+    if not compiling:
+        states = () if state is None else (state.count, state.mean, state.m2)
+        _check_untransformed("cln", x, gamma, beta, *states)
 
     stats = _needs_grad(x, gamma, beta)
-    compiling = torch.compiler.is_compiling()
     resolve = _resolve_name if compiling else _resolve
     bwd = "cln_bwd" if stats else None
     spec = resolve(backend, "cln_fwd", x.dtype, x.device, bwd, state is not None)
@@ -491,8 +492,9 @@ def rmsnorm(
         raise ValueError("rmsnorm needs a non-empty last dim (N >= 1), got N = 0")
     _check_param("weight", weight, N, x, f"the last dim N = {N} of x")
     eps = _check_eps(eps)
-    _check_untransformed("rmsnorm", x, weight)
     compiling = torch.compiler.is_compiling()
+    if not compiling:
+        _check_untransformed("rmsnorm", x, weight)
     resolve = _resolve_name if compiling else _resolve
     bwd = "rmsnorm_bwd" if _needs_grad(x, weight) else None
     spec = resolve(backend, "rmsnorm_fwd", x.dtype, x.device, bwd, False)

@@ -663,7 +663,6 @@ int main(int argc, char** argv) {
                                                     : std::random_device{}());
   test_blocks_per_sm();
   for (long long K : {1LL, 37LL, 1024LL, 1025LL, 3000LL}) test_colsum(K, 70, K == 1024 ? 70 : 33);
-  const auto& types = kTypes;
   // cLN: every launch-table entry (C up to 84, 140, 280, 560, chunked past
   // it), odd L (scalar loads) and L % 8 == 0 (16-byte loads), sequences of
   // more than 32 tiles (several words per lane in the prefix) and of more
@@ -674,7 +673,7 @@ int main(int argc, char** argv) {
   const S cln_shapes[] = {{2, 64, 77}, {1, 130, 70}, {2, 200, 64}, {1, 300, 40},
                           {1, 600, 33}, {1, 3, 1100}, {3, 1, 5},
                           {1, 2, 4500}};
-  for (const P& p : types) {
+  for (const P& p : kTypes) {
     int i = 0;
     for (const S& s : cln_shapes) {
       const double dc = (p.dt == DType::kF32 && i % 2 == 0) ? 1000.0 : 0.0;
@@ -698,7 +697,7 @@ int main(int argc, char** argv) {
                           // More row groups than the 80 persistent blocks: the
                           // persistent backward kernels carry dw across rows.
                           {200, 1000, 0, 0}, {1000, 64, 8, 0}};
-  for (const P& p : types) {
+  for (const P& p : kTypes) {
     int i = 0;
     for (const R& r : rms_shapes) {
       test_rms(p.dt, p.pt, i % 3 != 2, r.M, r.N, r.pad, r.off);
