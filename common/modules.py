@@ -9,12 +9,26 @@ from common.api import ClnState, cln, rmsnorm
 from common.registry import get_backend
 
 
+#: Parameter names of the cLN modules whose trained checkpoints users already have, and ours:
+#: Asteroid's ``CumLN`` (``gamma``, ``beta``, shape ``(C,)``; some forks ``(1, C, 1)``) and the
+#: Conv-TasNet authors' ``cLN`` (``gain``, ``bias``, shape ``(1, C, 1)``). Both compute the
+#: same function as ours (biased variance over channels and frames so far, eps inside the
+#: square root, 1e-8), only with the E[x^2] - E[x]^2 formula.
+_FOREIGN_CLN_NAMES = (("gamma", "weight"), ("gain", "weight"), ("beta", "bias"))
+
+
 class CumulativeLayerNorm(nn.Module):
     """Conv-TasNet's cumulative layer norm over ``(B, C, T)`` inputs.
 
     ``forward(x, state=None, return_state=False)``; see :func:`common.cln`.
     Parameters ``weight`` (gamma) and ``bias`` (beta) have shape ``(C,)`` and
     start at ones and zeros, like ``nn.GroupNorm``'s.
+
+    ``load_state_dict`` also takes the checkpoints of the modules this one replaces:
+    Asteroid's ``CumLN`` (``gamma`` / ``beta``) and the Conv-TasNet reference code's ``cLN``
+    (``gain`` / ``bias`` of shape ``(1, C, 1)``), so a trained separator keeps its weights
+    when its norm layers are swapped for this one. Its own ``state_dict`` keeps the names
+    ``weight`` and ``bias``.
     """
 
     def __init__(
@@ -58,6 +72,33 @@ class CumulativeLayerNorm(nn.Module):
             backend=self.backend,
             state=state,
             return_state=return_state,
+        )
+
+    def _load_from_state_dict(
+        self,
+        state_dict: dict[str, object],
+        prefix: str,
+        local_metadata: dict[str, object],
+        strict: bool,
+        missing_keys: list[str],
+        unexpected_keys: list[str],
+        error_msgs: list[str],
+    ) -> None:
+        # ``load_state_dict`` hands every module its own copy of the dict, so renaming keys
+        # here (as BatchNorm's version upgrade does) does not touch the caller's. Without
+        # affine parameters nothing is renamed: a foreign ``gamma`` then stays an unexpected
+        # key under the name the user knows.
+        if self.affine:
+            for theirs, ours in _FOREIGN_CLN_NAMES:
+                if prefix + theirs in state_dict and prefix + ours not in state_dict:
+                    state_dict[prefix + ours] = state_dict.pop(prefix + theirs)
+            for name in ("weight", "bias"):
+                v = state_dict.get(prefix + name)
+                # (1, C, 1), the broadcast shape of the reference code, is our (C,)
+                if isinstance(v, Tensor) and v.dim() == 3 and v.shape[0] == v.shape[2] == 1:
+                    state_dict[prefix + name] = v.reshape(-1)
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
         )
 
     def extra_repr(self) -> str:

@@ -222,3 +222,37 @@ def test_module_streaming_and_state_dict(backend, device):
     assert_close("module streaming", torch.cat([y1, y2], -1), y_all, 1e-5)
     m2 = common.CumulativeLayerNorm(6, affine=False, backend=backend)
     assert list(m2.parameters()) == []
+
+
+def test_module_loads_the_checkpoints_it_replaces(backend, device):
+    """A separator trained with Asteroid's ``CumLN`` (``gamma``, ``beta`` (C,)) or the
+    Conv-TasNet reference code's ``cLN`` (``gain``, ``bias`` (1, C, 1)) keeps its weights
+    when the norm is swapped for ours, nested in a model as it would be; its output then
+    is the definition's with those weights."""
+    _skip_unsupported(backend, torch.float32, device, "cln_fwd")
+    g, _ = harness.new_generator()
+    C = 6
+    gamma = harness.randn((C,), torch.float32, device, g)
+    beta = harness.randn((C,), torch.float32, device, g)
+    x = harness.randn((2, C, 40), torch.float32, device, g)
+    foreign = {
+        "asteroid": {"1.gamma": gamma, "1.beta": beta},
+        "conv-tasnet": {"1.gain": gamma.view(1, C, 1), "1.bias": beta.view(1, C, 1)},
+        "ours": {"1.weight": gamma, "1.bias": beta},
+    }
+    for name, sd in foreign.items():
+        model = torch.nn.Sequential(
+            torch.nn.Identity(), common.CumulativeLayerNorm(C, backend=backend)
+        ).to(device)
+        given = dict(sd)
+        model.load_state_dict(sd)  # strict: nothing missing, nothing left over
+        assert sd.keys() == given.keys() and all(sd[k] is given[k] for k in sd), name
+        assert set(model.state_dict()) == {"1.weight", "1.bias"}, name
+        assert torch.equal(model[1].weight, gamma) and torch.equal(model[1].bias, beta), name
+        assert_close(name, model(x), cln_oracle(x, gamma, beta), tolerance(torch.float32, C * 40))
+    # without affine parameters a foreign checkpoint's weights are reported under their names
+    with pytest.raises(RuntimeError, match="gamma"):
+        common.CumulativeLayerNorm(C, affine=False).load_state_dict({"gamma": gamma})
+    # a shape that is neither (C,) nor (1, C, 1) is torch's usual size-mismatch error
+    with pytest.raises(RuntimeError, match="size mismatch"):
+        common.CumulativeLayerNorm(C).load_state_dict({"gain": gamma.view(C, 1), "bias": beta})
