@@ -8,7 +8,6 @@ from torch import Tensor, nn
 from common.api import ClnState, cln, rmsnorm
 from common.registry import get_backend
 
-
 #: Parameter names of the cLN modules whose trained checkpoints users already have, and ours:
 #: Asteroid's ``CumLN`` (``gamma``, ``beta``, shape ``(C,)``; some forks ``(1, C, 1)``) and the
 #: Conv-TasNet authors' ``cLN`` (``gain``, ``bias``, shape ``(1, C, 1)``). Both compute the
