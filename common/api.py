@@ -135,6 +135,20 @@ def _needs_grad(*ts: Tensor | None) -> bool:
     return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in ts)
 
 
+def _empty_output(x: Tensor, params: tuple[Tensor | None, ...], shape: tuple[int, ...]) -> Tensor:
+    """The output of an empty ``x``: a copy, joined to the graph of every parameter that
+    requires grad (each added in ``shape``, broadcast over no values), so that a backward
+    gives them zero gradients as ``F.rms_norm`` and ``F.group_norm`` do, instead of None
+    (which an optimizer skips and DDP reports as an unused parameter) or no graph at all
+    when only the parameters require grad."""
+    y = x.clone()
+    if torch.is_grad_enabled():
+        for p in params:
+            if p is not None and p.requires_grad:
+                y = y + p.to(x.dtype).view(shape)
+    return y
+
+
 def _resolve(
     backend: str | None,
     op: str,
@@ -377,7 +391,7 @@ def cln(
     spec = resolve(backend, "cln_fwd", x.dtype, x.device, bwd, state is not None)
 
     if B == 0 or T == 0:
-        y = x.clone()  # empty: nothing to normalize
+        y = _empty_output(x, (gamma, beta), (1, C, 1))  # empty: nothing to normalize
         new_state = (
             state if state is not None else ClnState.initial(B, device=x.device, dtype=x.dtype)
         )
@@ -499,7 +513,7 @@ def rmsnorm(
     bwd = "rmsnorm_bwd" if _needs_grad(x, weight) else None
     spec = resolve(backend, "rmsnorm_fwd", x.dtype, x.device, bwd, False)
     if x.numel() == 0:
-        return x.clone()  # empty: nothing to normalize
+        return _empty_output(x, (weight,), (N,))  # empty: nothing to normalize
     rows = _as_rows(x)
     w = _kernel_param(weight, x)
     if compiling:  # inside a torch.compile graph: the opaque custom op (spec: the name)

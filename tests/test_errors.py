@@ -167,6 +167,35 @@ def test_zero_channels_and_empty_inputs():
     assert common.rmsnorm(torch.randn(0, 5), backend="eager").shape == (0, 5)
 
 
+@pytest.mark.parametrize("x_grad", [True, False], ids=["x_grad", "params_only"])
+def test_empty_inputs_give_parameters_zero_gradients(backend, device, x_grad):
+    """As F.rms_norm and F.group_norm: an empty batch still has a graph to the parameters
+    that require grad, whose gradients are zeros (not None: an optimizer would skip them and
+    DDP report them unused), whether or not x requires grad."""
+    gamma = torch.randn(3, device=device, requires_grad=True)
+    beta = torch.randn(3, device=device, requires_grad=True)
+    w = torch.randn(5, device=device, requires_grad=True)
+    cases = [
+        (lambda x: common.cln(x, gamma, beta, backend=backend), (2, 3, 0), (gamma, beta)),
+        (lambda x: common.cln(x, gamma, None, backend=backend), (0, 3, 4), (gamma,)),
+        (lambda x: common.rmsnorm(x, w, backend=backend), (0, 5), (w,)),
+        (lambda x: common.rmsnorm(x, w, backend=backend), (2, 0, 5), (w,)),
+    ]
+    for fn, shape, params in cases:
+        for p in params:
+            p.grad = None
+        x = torch.randn(shape, device=device, requires_grad=x_grad)
+        y = fn(x)
+        assert y.shape == shape and y.dtype == x.dtype and y.requires_grad
+        y.sum().backward()
+        for p in params:
+            assert p.grad is not None and torch.equal(p.grad, torch.zeros_like(p)), shape
+        if x_grad:
+            assert x.grad is not None and x.grad.shape == shape
+    with torch.no_grad():
+        assert not common.cln(torch.randn(2, 3, 0, device=device), gamma, beta).requires_grad
+
+
 def test_double_backward_raises(backend, device):
     """A gradient penalty through the norms must raise, never drop their second-order terms.
 
