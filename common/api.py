@@ -10,7 +10,7 @@ import contextlib
 import functools
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -77,6 +77,28 @@ class ClnState:
 
     def to(self, device: torch.device | str) -> ClnState:
         return ClnState(self.count.to(device), self.mean.to(device), self.m2.to(device))
+
+    def __len__(self) -> int:
+        return self.count.shape[0]
+
+    def __getitem__(self, index: int | slice | Sequence[int] | Tensor) -> ClnState:
+        """The state of some of the sequences, in the order given (a streaming server whose
+        streams end at different times keeps the rest: ``state[keep]``). An int keeps its
+        batch dim: ``state[i]`` is the state of a batch of one."""
+        if isinstance(index, int):
+            index = [index]
+        return ClnState(self.count[index], self.mean[index], self.m2[index])
+
+    @staticmethod
+    def cat(states: Sequence[ClnState]) -> ClnState:
+        """The states of several batches as one (streams joining a batch), in order."""
+        if not states:
+            raise ValueError("ClnState.cat needs at least one state")
+        return ClnState(
+            torch.cat([s.count for s in states]),
+            torch.cat([s.mean for s in states]),
+            torch.cat([s.m2 for s in states]),
+        )
 
 
 # --------------------------------------------------------------------------- checks

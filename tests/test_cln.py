@@ -123,6 +123,43 @@ def test_streaming_dc_offset(backend, device):
     harness.check_cln_streaming(backend, device, (2, 8, 120), torch.float32, dc=1000.0)
 
 
+def test_streaming_states_split_and_joined(backend, device):
+    """A streaming server's batch changes: a stream ends (``state[keep]``) and another joins
+    (``ClnState.cat``); every stream's output must still be the cLN of its own frames."""
+    _skip_unsupported(backend, torch.float32, device, "cln_fwd")
+    g, seed = harness.new_generator()
+    C = 5
+    a, b, c, d = (harness.randn((1, C, 90), torch.float32, device, g, dc) for dc in (0, 3, 0, 30))
+    gamma, beta = harness.randn((C,), torch.float32, device, g), torch.zeros(C, device=device)
+
+    def step(x, state):
+        return common.cln(x, gamma, beta, backend=backend, state=state, return_state=True)
+
+    out: dict[str, list[torch.Tensor]] = {k: [] for k in "abcd"}
+    y, s = step(torch.cat([a, b, c])[:, :, :30], None)  # a, b, c start together
+    for k, yk in zip("abc", y.split(1), strict=True):
+        out[k].append(yk)
+    assert len(s) == 3 and len(s[1]) == 1 and len(s[-1:]) == 1
+    s = s[[0, 2]]  # b ends
+    y, s = step(torch.cat([a, c])[:, :, 30:60], s)
+    out["a"].append(y[:1])
+    out["c"].append(y[1:])
+    yd, sd = step(d[:, :, :20], None)  # d starts alone, then joins a and c
+    out["d"].append(yd)
+    s = common.ClnState.cat([s, sd])
+    y, s = step(torch.cat([a[:, :, 60:85], c[:, :, 60:85], d[:, :, 20:45]]), s)
+    for k, yk in zip("acd", y.split(1), strict=True):
+        out[k].append(yk)
+    assert s.count.tolist() == [C * 85, C * 85, C * 45]
+    for k, x in zip("abcd", (a, b, c, d), strict=True):
+        got = torch.cat(out[k], -1)
+        want = cln_oracle(x[:, :, : got.shape[-1]], gamma, beta)
+        tol = tolerance(torch.float32, C * got.shape[-1], dc_offset=30.0)
+        assert_close(f"stream {k} (seed={seed})", got, want, tol)
+    with pytest.raises(ValueError, match="at least one"):
+        common.ClnState.cat([])
+
+
 @pytest.mark.parametrize("history", [1, 29], ids=lambda h: f"hist{h}")
 def test_backward_with_state(backend, device, history):
     _skip_unsupported(backend, torch.float32, device, "cln_bwd")
