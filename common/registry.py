@@ -32,6 +32,7 @@ _BACKEND_PACKAGES: tuple[str, ...] = (
     "backends.triton",
     "backends.cuda_ext",
     "common.eager",
+    "backends.triton_minimal",  # automatic=False: by name only
 )
 
 ENV_VAR = "NORM_BACKEND"
@@ -67,6 +68,8 @@ class BackendSpec:
     backend run on CPU tensors/host arrays under an emulator (the Triton
     interpreter, the Numba CUDA simulator); CPU support then exists only while
     that variable is ``1``, and automatic selection never picks an emulator.
+    ``automatic=False``: only by name (``backend=`` or the environment variable), never as
+    the best available (a teaching or experimental backend).
     """
 
     name: str
@@ -79,6 +82,7 @@ class BackendSpec:
     requires: str = ""
     probe: Callable[[], str | None] = field(default=_no_probe, compare=False)
     emulator_env: str | None = None
+    automatic: bool = True
 
     def __post_init__(self) -> None:
         unknown = set(self.ops) - set(OPS)
@@ -233,7 +237,7 @@ def _select(
         check_support(spec, op, dtype, device)
         return spec
     for spec in _load_registry().values():
-        if spec.name in _extra:
+        if spec.name in _extra or not spec.automatic:
             continue
         if device.type == "cpu" and spec.name != "eager":
             continue  # emulators are for tests, never an automatic choice
