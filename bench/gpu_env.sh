@@ -133,11 +133,11 @@ gpu_archive() {
   tar czf "/tmp/$1.tgz" -C "$OUT" . && rm -rf "${OUT:?}"/* && mv "/tmp/$1.tgz" "$OUT/"
 }
 
-# The cLN of both compiled backends with eager and torch.compile in one run (CUDA graphs) at the
+# The cLN of the compiled backends (and the teaching-size one) with eager and torch.compile in one run (CUDA graphs) at the
 # target and seed shapes, into $OUT (the final calls' benchmark); $1: the time limit in seconds
 # unless T_BENCH is set.
 gpu_bench_cln() {
-  timeout -s KILL ${T_BENCH:-$1} python3 -m bench --op cln --backend triton,cuda_ext \
+  timeout -s KILL ${T_BENCH:-$1} python3 -m bench --op cln --backend triton,cuda_ext,triton_minimal \
     --peers eager,compile --mode fwd,fwd_bwd --dtype fp32,bf16 \
     --shapes 16x512x4000,4x256x16000,2x128x64000,80x64x301 --cuda-graph all --budget 0.15 \
     --out "$OUT" --tag cln-peers > "$OUT/bench-cln.log" 2>&1
