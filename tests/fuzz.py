@@ -50,9 +50,12 @@ def _schedule(backend: str, name: str | None) -> Iterator[None]:
 def _case(
     rng: random.Random, backend: str, device: torch.device, gpu: bool
 ) -> tuple[str, Callable[[], object]]:
-    """One random case: its description and the check to run."""
-    dtype = rng.choice(DTYPES)
-    kind = rng.choice(["cln_fwd", "cln_bwd", "cln_stream", "cln_causal", "rms_fwd", "rms_bwd"])
+    """One random case of what ``backend`` declares: its description and the check to run."""
+    spec = common.get_backend(backend)
+    dtype = rng.choice([d for d in DTYPES if d in spec.dtypes])
+    needs = {"cln_bwd": "cln_bwd", "rms_fwd": "rmsnorm_fwd", "rms_bwd": "rmsnorm_bwd"}
+    kinds = ["cln_fwd", "cln_bwd", "cln_stream", "cln_causal", "rms_fwd", "rms_bwd"]
+    kind = rng.choice([k for k in kinds if needs.get(k, "cln_fwd") in spec.ops])
     big = 4 if gpu else 1
     if kind.startswith("rms"):
         N = rng.choice([1, 2, 3, 7, 31, 64, 100, 255, 1000, 4097 * big])
