@@ -219,7 +219,7 @@ def _bwd_frame_sums(
     abc_ptr,
     dgp_ptr,
     dbp_ptr,
-    B,
+    BT_ALL,
     C,
     T,
     NT,
@@ -262,8 +262,8 @@ def _bwd_frame_sums(
     K = tl.load(mean_ptr + b * T)  # the first frame's mean: the shift of the last term
     o = b * T + t
     tl.store(abc_ptr + o, a, mask=tmask)
-    tl.store(abc_ptr + B * T + o, bb, mask=tmask)
-    tl.store(abc_ptr + 2 * B * T + o, bb * (mu - K), mask=tmask)
+    tl.store(abc_ptr + BT_ALL + o, bb, mask=tmask)  # plane 1 (pointer steps: no int32 product)
+    tl.store(abc_ptr + BT_ALL + BT_ALL + o, bb * (mu - K), mask=tmask)
 
 
 @triton.jit
@@ -275,7 +275,7 @@ def _bwd_dx(
     rstd_ptr,
     S_ptr,
     dx_ptr,
-    B,
+    BT_ALL,
     C,
     T,
     HAS_GAMMA: tl.constexpr,
@@ -288,8 +288,8 @@ def _bwd_dx(
     o = b * T + t
     r = tl.load(rstd_ptr + o, mask=tmask, other=0.0)
     Sa = tl.load(S_ptr + o, mask=tmask, other=0.0)
-    Sb = tl.load(S_ptr + B * T + o, mask=tmask, other=0.0)
-    Sc = tl.load(S_ptr + 2 * B * T + o, mask=tmask, other=0.0)
+    Sb = tl.load(S_ptr + BT_ALL + o, mask=tmask, other=0.0)
+    Sc = tl.load(S_ptr + BT_ALL + BT_ALL + o, mask=tmask, other=0.0)
     K = tl.load(mean_ptr + b * T)
     x_b = x_ptr + b * C * T
     for c0 in range(0, C, BLOCK_C):
@@ -405,7 +405,7 @@ def cln_backward(
         abc,
         dgp,
         dbp,
-        B,
+        B * T,  # the stride of the (3, B, T) planes (Triton passes it as int64 past 2**31)
         C,
         T,
         nt,
@@ -426,7 +426,7 @@ def cln_backward(
         rstd,
         S,
         dx,
-        B,
+        B * T,
         C,
         T,
         HAS_GAMMA=gamma is not None,
