@@ -128,6 +128,8 @@ def list_backends() -> str:
         spec = get_backend(name)
         why = spec.unavailable_reason()
         state = "available" if why is None else f"unavailable: {why}"
+        if not spec.automatic:
+            state += " (by name only: never the automatic choice)"
         ops = ",".join(sorted(spec.ops))
         dts = ",".join(sorted(str(d).removeprefix("torch.") for d in spec.dtypes))
         lines.append(f"  {name:<10} {state}")
