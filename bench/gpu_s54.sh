@@ -6,7 +6,10 @@
 #            triton_minimal and torch.compile of the eager formula in one run (CUDA graphs, fwd
 #            and fwd+bwd, fp32 and bf16, the three targets and the seed) into $OUT; archived into
 #            $OUT/s54-minimal.tgz. About 3 minutes warm (the Triton compiles are most of it).
-#   OUT=out bash bench/gpu_s54.sh minimal
+#   tests:   the cuda_ext build, the README's `make test` (every backend on the GPU, the new
+#            backend's share of the harness included) into $OUT/make-test.log, then the same
+#            benchmark as `minimal`; archived into $OUT/s54-tests.tgz.
+#   OUT=out bash bench/gpu_s54.sh minimal|tests
 set -uo pipefail
 case "${1:-}" in
   minimal)
@@ -22,5 +25,15 @@ case "${1:-}" in
     echo "minimal bench rc=$?"; tail -40 "$OUT/bench-minimal.log"
     gpu_archive s54-minimal
     ;;
-  *) echo "usage: $0 minimal" >&2; exit 2 ;;
+  tests)
+    source bench/gpu_env.sh
+    gpu_make_test 380
+    timeout -s KILL 170 python3 -m bench --op cln --backend triton,triton_minimal \
+      --peers compile --mode fwd,fwd_bwd --dtype fp32,bf16 \
+      --shapes 16x512x4000,4x256x16000,2x128x64000,80x64x301 --cuda-graph all --budget 0.15 \
+      --out "$OUT" --tag minimal > "$OUT/bench-minimal.log" 2>&1
+    echo "minimal bench rc=$?"; tail -40 "$OUT/bench-minimal.log"
+    gpu_archive s54-tests
+    ;;
+  *) echo "usage: $0 minimal|tests" >&2; exit 2 ;;
 esac
