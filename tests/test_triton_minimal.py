@@ -64,7 +64,9 @@ def _specs() -> list[tuple[str, dict[str, int], dict[str, object], str]]:
     flags = {
         "_tile_stats": [{}],
         "_carry": [{"HAS_STATE": s} for s in (True, False)],
-        "_normalize": [{"HAS_GAMMA": f, "HAS_BETA": f, "STATS": not f} for f in (True, False)],
+        "_normalize": [
+            {"HAS_GAMMA": f, "HAS_BETA": f, "STATS": not f, "HAS_MLAST": f} for f in (True, False)
+        ],
         "_bwd_frame_sums": [
             {"HAS_GAMMA": f, "HAS_COUNT": f, "HAS_DG": f, "HAS_DB": not f} for f in (True, False)
         ],

@@ -21,10 +21,10 @@ Forward, three launches:
 2. ``_carry`` (one program per sequence): walks the sequence's tile totals a block at a time,
    scans each block and adds the carry of all earlier blocks, so ``P[b, j]`` holds the
    statistics of everything before tile j (``P[b, 0]``: the streaming state, the history of
-   earlier chunks). Its carry at the end is the new streaming state.
+   earlier chunks).
 3. ``_normalize`` (one program per tile): scans its own frames' statistics, starts the scan
    from ``P[b, j]``, and writes y; it reads x a second time (from the L2 cache when the tile
-   is still there).
+   is still there). The last frame's statistics are the new streaming state.
 
 Backward (DESIGN.md's formulas): ``_bwd_frame_sums`` forms each frame's channel sums of
 ``g = dy * gamma`` and ``g * xhat`` and the per-tile rows of dgamma / dbeta; the suffix sums
@@ -123,8 +123,6 @@ def _carry(
     s_n_ptr,
     s_m_ptr,
     s_M_ptr,
-    mean_last_ptr,
-    m2_last_ptr,
     NT,
     HAS_STATE: tl.constexpr,
     BLOCK: tl.constexpr,
@@ -157,8 +155,6 @@ def _carry(
         tl.store(po + 2, pM, mask=jmask)
         bn, bm, bM = tl.reduce((n, m, M), 0, _chan)
         cn, cm, cM = _chan(cn, cm, cM, bn, bm, bM)  # the carry into the next block
-    tl.store(mean_last_ptr + b, cm)  # the new streaming state (its count is C * T more)
-    tl.store(m2_last_ptr + b, cM)
 
 
 @triton.jit
@@ -172,6 +168,8 @@ def _normalize(
     pre_ptr,
     mean_ptr,
     rstd_ptr,
+    mean_last_ptr,
+    m2_last_ptr,
     C,
     T,
     NT,
@@ -179,6 +177,7 @@ def _normalize(
     HAS_GAMMA: tl.constexpr,
     HAS_BETA: tl.constexpr,
     STATS: tl.constexpr,
+    HAS_MLAST: tl.constexpr,
     BLOCK_C: tl.constexpr,
     BT: tl.constexpr,
 ):
@@ -195,6 +194,13 @@ def _normalize(
     if STATS:  # mu_t and r_t, for the backward
         tl.store(mean_ptr + b * T + t, mu, mask=tmask)
         tl.store(rstd_ptr + b * T + t, rstd, mask=tmask)
+    # The new streaming state is the last frame's (its count is C * T more): written from the
+    # same mu and M as that frame's output, so a forward alone and one that keeps the
+    # statistics (whose state mean is mean[:, -1]) give bitwise the same state.
+    last = t == T - 1
+    tl.store(m2_last_ptr + b + 0 * t, M, mask=last)
+    if HAS_MLAST:
+        tl.store(mean_last_ptr + b + 0 * t, mu, mask=last)
     x_b = x_ptr + b * C * T
     y_b = y_ptr + b * C * T
     for c0 in range(0, C, BLOCK_C):
@@ -332,8 +338,6 @@ def cln_forward(
     fM = torch.empty((B, T), **f32)
     tot = torch.empty((B, nt, 3), **f32)
     pre = torch.empty((B, nt + 1, 3), **f32)
-    if mean_last is None:
-        mean_last = torch.empty((B,), **f32)
     if state is not None:
         s_n, s_m, s_M = state[0].to(torch.float32), state[1], state[2]
     else:
@@ -346,8 +350,6 @@ def cln_forward(
         s_n,
         s_m,
         s_M,
-        mean_last,
-        m2_last,
         nt,
         HAS_STATE=state is not None,
         BLOCK=CARRY_BLOCK,
@@ -364,6 +366,8 @@ def cln_forward(
         pre,
         mean if stats else fm,
         rstd if stats else fm,
+        mean_last if mean_last is not None else fm,
+        m2_last,
         C,
         T,
         nt,
@@ -371,6 +375,7 @@ def cln_forward(
         HAS_GAMMA=gamma is not None,
         HAS_BETA=beta is not None,
         STATS=stats,
+        HAS_MLAST=mean_last is not None,
         BLOCK_C=block_c,
         BT=bt,
         num_warps=NUM_WARPS,
