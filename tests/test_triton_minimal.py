@@ -70,13 +70,14 @@ def _specs() -> list[tuple[str, dict[str, int], dict[str, object], str]]:
         "_bwd_frame_sums": [
             {"HAS_GAMMA": f, "HAS_COUNT": f, "HAS_DG": f, "HAS_DB": not f} for f in (True, False)
         ],
+        "_suffix_carry": [{}],
         "_bwd_dx": [{"HAS_GAMMA": f} for f in (True, False)],
     }
     out = []
     for kernel, variants in flags.items():
         for size in sizes:
             block = {"BLOCK_C": 1 if size["C"] == 1 else 32, "BT": 1 if size["T"] == 1 else 128}
-            if kernel == "_carry":
+            if kernel in ("_carry", "_suffix_carry"):
                 block = {"BLOCK": 256}
             for v in variants:
                 for dtype in ("fp32", "bf16"):

@@ -26,10 +26,12 @@ Forward, three launches:
    from ``P[b, j]``, and writes y; it reads x a second time (from the L2 cache when the tile
    is still there). The last frame's statistics are the new streaming state.
 
-Backward (DESIGN.md's formulas): ``_bwd_frame_sums`` forms each frame's channel sums of
-``g = dy * gamma`` and ``g * xhat`` and the per-tile rows of dgamma / dbeta; the suffix sums
-over time of the three per-frame terms are plain sums (no cancellation once shifted by the
-first frame's mean K), so ``torch.cumsum`` does them; ``_bwd_dx`` writes dx. dgamma / dbeta
+Backward (DESIGN.md's formulas), the same three steps run backwards in time:
+``_bwd_frame_sums`` forms each frame's channel sums of ``g = dy * gamma`` and ``g * xhat``,
+the three per-frame terms whose suffix sums dx needs, their tile totals, and the per-tile rows
+of dgamma / dbeta; ``_suffix_carry`` carries the tile totals from the last tile backwards (plain
+sums: no cancellation once the last term is shifted by the first frame's mean K); ``_bwd_dx``
+scans its own frames in reverse, adds the tiles after it, and writes dx. dgamma / dbeta
 are the partial rows summed in a fixed order (``torch.sum``): the same bits every run.
 """
 
@@ -223,6 +225,7 @@ def _bwd_frame_sums(
     rstd_ptr,
     count_ptr,
     abc_ptr,
+    ttot_ptr,
     dgp_ptr,
     dbp_ptr,
     BT_ALL,
@@ -267,9 +270,42 @@ def _bwd_frame_sums(
     bb = r * r * G2 / n
     K = tl.load(mean_ptr + b * T)  # the first frame's mean: the shift of the last term
     o = b * T + t
+    cc = bb * (mu - K)  # frames past T: r = 0, so a = bb = cc = 0 there
     tl.store(abc_ptr + o, a, mask=tmask)
     tl.store(abc_ptr + BT_ALL + o, bb, mask=tmask)  # plane 1 (pointer steps: no int32 product)
-    tl.store(abc_ptr + BT_ALL + BT_ALL + o, bb * (mu - K), mask=tmask)
+    tl.store(abc_ptr + BT_ALL + BT_ALL + o, cc, mask=tmask)
+    ot = (b * NT + j) * 3  # the tile's totals, for the suffix carry
+    tl.store(ttot_ptr + ot, tl.sum(a, axis=0))
+    tl.store(ttot_ptr + ot + 1, tl.sum(bb, axis=0))
+    tl.store(ttot_ptr + ot + 2, tl.sum(cc, axis=0))
+
+
+@triton.jit
+def _suffix_carry(ttot_ptr, suf_ptr, NT, BLOCK: tl.constexpr):
+    """The forward's carry run backwards, for plain sums: ``R[b, j]`` = the totals of tiles j
+    and later (``R[b, NT]`` = 0), walking the tiles a block at a time from the last."""
+    b = tl.program_id(0).to(tl.int64)
+    suf_b = suf_ptr + b * (NT + 1) * 3
+    ca = tl.zeros([], tl.float32)
+    cb = tl.zeros([], tl.float32)
+    cc = tl.zeros([], tl.float32)
+    tl.store(suf_b + NT * 3, ca)
+    tl.store(suf_b + NT * 3 + 1, cb)
+    tl.store(suf_b + NT * 3 + 2, cc)
+    nblocks = tl.cdiv(NT, BLOCK)
+    for i in range(0, nblocks):
+        j = (nblocks - 1 - i) * BLOCK + tl.arange(0, BLOCK)
+        jmask = j < NT
+        o = (b * NT + j) * 3
+        ta = tl.load(ttot_ptr + o, mask=jmask, other=0.0)
+        tb = tl.load(ttot_ptr + o + 1, mask=jmask, other=0.0)
+        tc = tl.load(ttot_ptr + o + 2, mask=jmask, other=0.0)
+        tl.store(suf_b + j * 3, tl.cumsum(ta, 0, reverse=True) + ca, mask=jmask)
+        tl.store(suf_b + j * 3 + 1, tl.cumsum(tb, 0, reverse=True) + cb, mask=jmask)
+        tl.store(suf_b + j * 3 + 2, tl.cumsum(tc, 0, reverse=True) + cc, mask=jmask)
+        ca += tl.sum(ta, axis=0)  # the carry into the block before
+        cb += tl.sum(tb, axis=0)
+        cc += tl.sum(tc, axis=0)
 
 
 @triton.jit
@@ -279,11 +315,13 @@ def _bwd_dx(
     gamma_ptr,
     mean_ptr,
     rstd_ptr,
-    S_ptr,
+    abc_ptr,
+    suf_ptr,
     dx_ptr,
     BT_ALL,
     C,
     T,
+    NT,
     HAS_GAMMA: tl.constexpr,
     BLOCK_C: tl.constexpr,
     BT: tl.constexpr,
@@ -293,9 +331,14 @@ def _bwd_dx(
     t, tmask = _frames(j, T, BT)
     o = b * T + t
     r = tl.load(rstd_ptr + o, mask=tmask, other=0.0)
-    Sa = tl.load(S_ptr + o, mask=tmask, other=0.0)
-    Sb = tl.load(S_ptr + BT_ALL + o, mask=tmask, other=0.0)
-    Sc = tl.load(S_ptr + BT_ALL + BT_ALL + o, mask=tmask, other=0.0)
+    # Suffix sums over frames: within the tile a reverse scan, then the tiles after it.
+    ro = suf_ptr + (b * (NT + 1) + j + 1) * 3
+    a = tl.load(abc_ptr + o, mask=tmask, other=0.0)
+    Sa = tl.cumsum(a, 0, reverse=True) + tl.load(ro)
+    bb = tl.load(abc_ptr + BT_ALL + o, mask=tmask, other=0.0)
+    Sb = tl.cumsum(bb, 0, reverse=True) + tl.load(ro + 1)
+    cc = tl.load(abc_ptr + BT_ALL + BT_ALL + o, mask=tmask, other=0.0)
+    Sc = tl.cumsum(cc, 0, reverse=True) + tl.load(ro + 2)
     K = tl.load(mean_ptr + b * T)
     x_b = x_ptr + b * C * T
     for c0 in range(0, C, BLOCK_C):
@@ -397,6 +440,8 @@ def cln_backward(
     block_c, bt, nt = _plan(C, T)
     f32 = dict(dtype=torch.float32, device=x.device)
     abc = torch.empty((3, B, T), **f32)
+    ttot = torch.empty((B, nt, 3), **f32)
+    suf = torch.empty((B, nt + 1, 3), **f32)
     dgp = torch.empty((B * nt, C), **f32) if dgamma is not None else abc
     dbp = torch.empty((B * nt, C), **f32) if dbeta is not None else abc
     tiles = (nt, B)
@@ -408,6 +453,7 @@ def cln_backward(
         rstd,
         count.to(torch.float32) if count is not None else mean,
         abc,
+        ttot,
         dgp,
         dbp,
         B * T,  # the stride of the (3, B, T) planes (Triton passes it as int64 past 2**31)
@@ -422,18 +468,20 @@ def cln_backward(
         BT=bt,
         num_warps=NUM_WARPS,
     )
-    S = abc.flip(-1).cumsum(-1).flip(-1).contiguous()  # suffix sums over time: plain sums
+    _suffix_carry[(B,)](ttot, suf, nt, BLOCK=CARRY_BLOCK, num_warps=NUM_WARPS)
     _bwd_dx[tiles](
         dy,
         x,
         gamma if gamma is not None else x,
         mean,
         rstd,
-        S,
+        abc,
+        suf,
         dx,
         B * T,
         C,
         T,
+        nt,
         HAS_GAMMA=gamma is not None,
         BLOCK_C=block_c,
         BT=bt,
