@@ -9,7 +9,15 @@
 #   tests:   the cuda_ext build, the README's `make test` (every backend on the GPU, the new
 #            backend's share of the harness included) into $OUT/make-test.log, then the same
 #            benchmark as `minimal`; archived into $OUT/s54-tests.tgz.
-#   OUT=out bash bench/gpu_s54.sh minimal|tests
+#   final:   one call for what a short budget allows, in this order: the teaching-size
+#            backend's GPU tests after its fixes (test_triton_minimal, test_devices, test_cln)
+#            into $OUT/minimal-fix.log; the shift branch (its tree unpacked into ab_shift/, main's
+#            into ab_shift/ab_old/, both untracked) timed against main by gpu_s53.sh's `ab`
+#            (archived into $OUT/s53-ab.tgz), then the branch's test_cln on every backend into
+#            $OUT/test-shift-cln.log; the teaching-size benchmark again if under 470 s so far.
+#     mkdir ab_shift && git archive cln-fp32-shift | tar -x -C ab_shift --exclude=bench/results
+#     mkdir ab_shift/ab_old && git archive main | tar -x -C ab_shift/ab_old --exclude=bench/results
+#   OUT=out bash bench/gpu_s54.sh minimal|tests|final
 set -uo pipefail
 case "${1:-}" in
   minimal)
@@ -35,5 +43,28 @@ case "${1:-}" in
     echo "minimal bench rc=$?"; tail -40 "$OUT/bench-minimal.log"
     gpu_archive s54-tests
     ;;
-  *) echo "usage: $0 minimal|tests" >&2; exit 2 ;;
+  final)
+    t0=$(date +%s)
+    SKIP_CUDA_BUILD=1 source bench/gpu_env.sh
+    NORMK_TEST_SECOND_GPU=0 timeout -s KILL 110 python3 -m pytest -q -p no:cacheprovider \
+      $(gpu_xdist_args) --backend triton_minimal tests/test_triton_minimal.py \
+      tests/test_devices.py tests/test_cln.py > "$OUT/minimal-fix.log" 2>&1
+    echo "minimal tests rc=$? at $(( $(date +%s) - t0 )) s"; tail -2 "$OUT/minimal-fix.log"
+    grep FAILED "$OUT/minimal-fix.log" | head
+    cp -r .whl ab_shift/
+    (cd ab_shift && OUT=$OUT bash bench/gpu_s53.sh ab)
+    echo "shift ab done at $(( $(date +%s) - t0 )) s"
+    (cd ab_shift && timeout -s KILL 110 python3 -m pytest -q -p no:cacheprovider \
+      $(gpu_xdist_args) tests/test_cln.py > "$OUT/test-shift-cln.log" 2>&1)
+    echo "shift test_cln rc=$? at $(( $(date +%s) - t0 )) s"; tail -2 "$OUT/test-shift-cln.log"
+    grep FAILED "$OUT/test-shift-cln.log" | head
+    if [ $(( $(date +%s) - t0 )) -lt 470 ]; then
+      timeout -s KILL 100 python3 -m bench --op cln --backend triton,triton_minimal \
+        --peers compile --mode fwd,fwd_bwd --dtype fp32,bf16 \
+        --shapes 16x512x4000,4x256x16000,2x128x64000,80x64x301 --cuda-graph all --budget 0.15 \
+        --out "$OUT" --tag minimal2 > "$OUT/bench-minimal2.log" 2>&1
+      echo "minimal bench rc=$?"; grep -E "triton_minimal" "$OUT/bench-minimal2.log"
+    fi
+    ;;
+  *) echo "usage: $0 minimal|tests|final" >&2; exit 2 ;;
 esac
