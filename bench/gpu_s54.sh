@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 54's GPU call (none was lent in session 54; kept for the next session that has one).
+# Session 54's GPU calls (`tests` ran at 02:27, `final` at 03:39; NOTES 55.9, 55.9b).
 #   minimal: the teaching-size Triton cLN (backends/triton_minimal) on the GPU: its part of the
 #            shared harness (test_cln, test_compile, test_errors, the negative controls) and its
 #            corner tests into $OUT/minimal-tests.log, then the cLN benchmark of triton,
@@ -19,6 +19,15 @@
 #     mkdir ab_shift/ab_old && git archive main | tar -x -C ab_shift/ab_old --exclude=bench/results
 #   OUT=out bash bench/gpu_s54.sh minimal|tests|final
 set -uo pipefail
+# The cLN of triton, triton_minimal and torch.compile in one run into $OUT: $1 the tag, $2 the
+# time limit in seconds.
+bench_minimal() {
+  timeout -s KILL "$2" python3 -m bench --op cln --backend triton,triton_minimal \
+    --peers compile --mode fwd,fwd_bwd --dtype fp32,bf16 \
+    --shapes 16x512x4000,4x256x16000,2x128x64000,80x64x301 --cuda-graph all --budget 0.15 \
+    --out "$OUT" --tag "$1" > "$OUT/bench-$1.log" 2>&1
+  echo "minimal bench rc=$?"; grep -E "triton_minimal" "$OUT/bench-$1.log"
+}
 case "${1:-}" in
   minimal)
     SKIP_CUDA_BUILD=1 source bench/gpu_env.sh
@@ -26,21 +35,13 @@ case "${1:-}" in
       $(gpu_xdist_args) tests/test_cln.py tests/test_compile.py tests/test_errors.py \
       tests/test_negative_controls.py tests/test_triton_minimal.py > "$OUT/minimal-tests.log" 2>&1
     echo "minimal tests rc=$?"; tail -4 "$OUT/minimal-tests.log"
-    timeout -s KILL 240 python3 -m bench --op cln --backend triton,triton_minimal \
-      --peers compile --mode fwd,fwd_bwd --dtype fp32,bf16 \
-      --shapes 16x512x4000,4x256x16000,2x128x64000,80x64x301 --cuda-graph all --budget 0.15 \
-      --out "$OUT" --tag minimal > "$OUT/bench-minimal.log" 2>&1
-    echo "minimal bench rc=$?"; tail -40 "$OUT/bench-minimal.log"
+    bench_minimal minimal 240
     gpu_archive s54-minimal
     ;;
   tests)
     source bench/gpu_env.sh
     gpu_make_test 380
-    timeout -s KILL 170 python3 -m bench --op cln --backend triton,triton_minimal \
-      --peers compile --mode fwd,fwd_bwd --dtype fp32,bf16 \
-      --shapes 16x512x4000,4x256x16000,2x128x64000,80x64x301 --cuda-graph all --budget 0.15 \
-      --out "$OUT" --tag minimal > "$OUT/bench-minimal.log" 2>&1
-    echo "minimal bench rc=$?"; tail -40 "$OUT/bench-minimal.log"
+    bench_minimal minimal 170
     gpu_archive s54-tests
     ;;
   final)
@@ -59,11 +60,7 @@ case "${1:-}" in
     echo "shift test_cln rc=$? at $(( $(date +%s) - t0 )) s"; tail -2 "$OUT/test-shift-cln.log"
     grep FAILED "$OUT/test-shift-cln.log" | head
     if [ $(( $(date +%s) - t0 )) -lt 470 ]; then
-      timeout -s KILL 100 python3 -m bench --op cln --backend triton,triton_minimal \
-        --peers compile --mode fwd,fwd_bwd --dtype fp32,bf16 \
-        --shapes 16x512x4000,4x256x16000,2x128x64000,80x64x301 --cuda-graph all --budget 0.15 \
-        --out "$OUT" --tag minimal2 > "$OUT/bench-minimal2.log" 2>&1
-      echo "minimal bench rc=$?"; grep -E "triton_minimal" "$OUT/bench-minimal2.log"
+      bench_minimal minimal2 100
     fi
     ;;
   *) echo "usage: $0 minimal|tests|final" >&2; exit 2 ;;

@@ -72,11 +72,19 @@ def backend_device(backend: str) -> torch.device:
     pytest.skip(f"backend {backend!r} needs one of {sorted(devs)}, none here")
 
 
+def declares(
+    backend: str, op: str, device: torch.device, dtype: torch.dtype = torch.float32
+) -> bool:
+    """Whether ``backend`` declares ``op`` for ``dtype`` on ``device`` (not every backend has
+    both norms: ``triton_minimal`` is cLN only)."""
+    return common.get_backend(backend).supports(op, dtype, device)
+
+
 def skip_unsupported(backend: str, dtype: torch.dtype, device: torch.device, op: str) -> None:
     """Skip (with the reason) a case outside what ``backend`` declares."""
     import pytest
 
-    if not common.get_backend(backend).supports(op, dtype, device):
+    if not declares(backend, op, device, dtype):
         pytest.skip(f"{backend} does not declare {op} for {dtype} on {device.type}")
 
 

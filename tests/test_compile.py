@@ -101,16 +101,15 @@ def test_modules_in_a_compiled_model(backend, device):
     """A Conv-TasNet-like block and an LLM-like block, compiled whole, against the same modules
     run eagerly (the other layers may be fused by the compiler, so within float32 rounding)."""
     torch.manual_seed(harness.new_generator()[1])
-    spec = common.get_backend(backend)
     models = []
-    if spec.supports("cln_bwd", torch.float32, device):
+    if harness.declares(backend, "cln_bwd", device):
         tasnet = torch.nn.Sequential(
             torch.nn.Conv1d(8, 16, 1),
             common.CumulativeLayerNorm(16, backend=backend),
             torch.nn.PReLU(),
         )
         models.append((tasnet, (2, 8, 120)))
-    if spec.supports("rmsnorm_bwd", torch.float32, device):
+    if harness.declares(backend, "rmsnorm_bwd", device):
         llm = torch.nn.Sequential(torch.nn.Linear(32, 64), common.RMSNorm(64, backend=backend))
         models.append((llm, (3, 5, 32)))
     if not models:

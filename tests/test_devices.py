@@ -25,11 +25,6 @@ def _cuda_backend(backend: str, device: torch.device) -> None:
         pytest.skip("needs a CUDA device")
 
 
-def _has_rmsnorm(backend: str) -> bool:
-    """Whether ``backend`` declares RMSNorm (``triton_minimal`` is cLN only)."""
-    return "rmsnorm_bwd" in common.get_backend(backend).ops
-
-
 # The device the placement tests put their tensors on while cuda:0 is current.  1 by default;
 # NORMK_TEST_SECOND_GPU=0 runs the same code on a one-GPU machine (a dry run of the tests
 # themselves: the placement is then not tested, the paths and the determinism still are).
@@ -56,7 +51,7 @@ def test_second_gpu(backend, device):
         )
         y.sum().backward()
         assert x.grad is not None and x.grad.device == dev1 and torch.isfinite(x.grad).all()
-        if not _has_rmsnorm(backend):
+        if not harness.declares(backend, "rmsnorm_bwd", device):
             return
         h = harness.randn((64, 1024), torch.bfloat16, dev1, g).requires_grad_(True)
         w = torch.ones(1024, dtype=torch.bfloat16, device=dev1, requires_grad=True)
@@ -117,7 +112,7 @@ def test_both_gpus_bitwise(backend, device, dtype):
             xr, gr, br = (t.detach().requires_grad_(True) for t in (x, gamma, beta))
             y = common.cln(xr, gr, br, backend=backend)
             grads = torch.autograd.grad(y, [xr, gr, br], dy)
-            if not _has_rmsnorm(backend):
+            if not harness.declares(backend, "rmsnorm_bwd", device):
                 return [y_alone, y.detach(), *grads]
             hr, wr = h.detach().requires_grad_(True), w.detach().requires_grad_(True)
             out = common.rmsnorm(hr, wr, backend=backend)
@@ -147,7 +142,7 @@ def test_current_stream(backend, device):
     x = harness.randn((4, 64, 2000), torch.float32, device, g)
     h = harness.randn((4096, 2048), torch.float32, device, g)
     s.wait_stream(torch.cuda.current_stream(device))
-    rms = _has_rmsnorm(backend)
+    rms = harness.declares(backend, "rmsnorm_bwd", device)
     with torch.cuda.stream(s):
         x2 = x * 2.0  # produced on s; a kernel on another stream could race it
         y = common.cln(x2, backend=backend)

@@ -159,12 +159,6 @@ def test_param_device_mismatch():
         common.cln(x3().cuda(), torch.ones(4), backend="eager")
 
 
-def _declares(backend: str, op: str, device: torch.device) -> bool:
-    """Whether ``backend`` declares ``op`` in float32 on ``device`` (not every backend has
-    both norms: ``triton_minimal`` is cLN only)."""
-    return common.get_backend(backend).supports(op, torch.float32, device)
-
-
 def test_zero_channels_and_empty_inputs():
     with pytest.raises(ValueError, match="C >= 1"):
         common.cln(torch.randn(2, 0, 5), backend="eager")
@@ -188,7 +182,7 @@ def test_empty_inputs_give_parameters_zero_gradients(backend, device, x_grad):
         ("rmsnorm", lambda x: common.rmsnorm(x, w, backend=backend), (2, 0, 5), (w,)),
     ]
     for op, fn, shape, params in cases:
-        if not _declares(backend, f"{op}_bwd", device):
+        if not harness.declares(backend, f"{op}_bwd", device):
             continue
         for p in params:
             p.grad = None
@@ -223,7 +217,7 @@ def test_double_backward_raises(backend, device):
         ("rmsnorm", lambda: common.rmsnorm(rows, backend=backend) * v, (rows,)),
     ]
     for op, f, inputs in cases:
-        if not _declares(backend, f"{op}_bwd", device):
+        if not harness.declares(backend, f"{op}_bwd", device):
             continue
         plain = torch.autograd.grad(f().sum(), inputs)
         grads = torch.autograd.grad(f().sum(), inputs, create_graph=True)
