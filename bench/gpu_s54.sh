@@ -17,7 +17,8 @@
 #            $OUT/test-shift-cln.log; the teaching-size benchmark again if under 470 s so far.
 #     mkdir ab_shift && git archive cln-fp32-shift | tar -x -C ab_shift --exclude=bench/results
 #     mkdir ab_shift/ab_old && git archive main | tar -x -C ab_shift/ab_old --exclude=bench/results
-#   OUT=out bash bench/gpu_s54.sh minimal|tests|final
+#   minimal-bench: only the benchmark of `minimal` (session 55).
+#   OUT=out bash bench/gpu_s54.sh minimal|minimal-bench|tests|final
 set -uo pipefail
 # The cLN of triton, triton_minimal and torch.compile in one run into $OUT: $1 the tag, $2 the
 # time limit in seconds.
@@ -37,6 +38,10 @@ case "${1:-}" in
     echo "minimal tests rc=$?"; tail -4 "$OUT/minimal-tests.log"
     bench_minimal minimal 240
     gpu_archive s54-minimal
+    ;;
+  minimal-bench)
+    SKIP_CUDA_BUILD=1 source bench/gpu_env.sh
+    bench_minimal minimal 240
     ;;
   tests)
     source bench/gpu_env.sh
@@ -63,5 +68,5 @@ case "${1:-}" in
       bench_minimal minimal2 100
     fi
     ;;
-  *) echo "usage: $0 minimal|tests|final" >&2; exit 2 ;;
+  *) echo "usage: $0 minimal|minimal-bench|tests|final" >&2; exit 2 ;;
 esac
