@@ -9,9 +9,18 @@
 #          timed for the first time). Archived into $OUT/s55-first.tgz.
 #     mkdir ab_bp && git archive cuda-ext-block-partials | tar -x -C ab_bp --exclude=bench/results
 #     mkdir ab_bp/ab_old && git archive main | tar -x -C ab_bp/ab_old --exclude=bench/results
+#   shift: the cln-shift-short branch (the float32 forward's frame sums about a shift in the
+#          first C frames only; its tree unpacked into ab_ss/, main's into ab_ss/ab_old/): the
+#          branch's cuda_ext built, its cLN tests on every backend (test_cln with the DC cases,
+#          the Triton paths' shift tests, the cuda_ext paths) into $OUT/test-ss.log, then
+#          bench.tune's default Triton float32 forward at the three target shapes and the seed
+#          alternated old / new / old / new into $OUT/abss-{old,new}-{1,2}.log. Archived into
+#          $OUT/s55-shift.tgz.
+#     mkdir ab_ss && git archive cln-shift-short | tar -x -C ab_ss --exclude=bench/results
+#     mkdir ab_ss/ab_old && git archive main | tar -x -C ab_ss/ab_old --exclude=bench/results
 #   tests: the README's `make test` on main (cuda_ext build included) into $OUT/make-test.log;
 #          archived into $OUT/s55-tests.tgz.
-#   OUT=out bash bench/gpu_s55.sh first|tests
+#   OUT=out bash bench/gpu_s55.sh first|shift|tests
 set -uo pipefail
 case "${1:-}" in
   first)
@@ -34,10 +43,28 @@ case "${1:-}" in
     fi
     gpu_archive s55-first
     ;;
+  shift)
+    t0=$(date +%s)
+    SKIP_CUDA_BUILD=1 source bench/gpu_env.sh
+    cp -r .whl ab_ss/ 2>/dev/null
+    gpu_build_tree ab_ss
+    echo "built at $(( $(date +%s) - t0 )) s"
+    (cd ab_ss && timeout -s KILL 240 python3 -m pytest -q -p no:cacheprovider $(gpu_xdist_args) \
+      tests/test_cln.py tests/test_cuda_ext_paths.py tests/test_triton_paths.py::test_shift_tiles_rule \
+      tests/test_triton_paths.py::test_shift_fixes_the_first_frames_at_a_dc_offset) \
+      > "$OUT/test-ss.log" 2>&1
+    echo "ss tests rc=$? at $(( $(date +%s) - t0 )) s"; tail -2 "$OUT/test-ss.log"
+    grep -E "FAILED|ERROR" "$OUT/test-ss.log" | head
+    gpu_ab_rounds abss "triton cln\|copy" "old:ab_ss/ab_old new:ab_ss" timeout 80 \
+      python3 -m bench.tune --backend triton --ops cln --parts shapes,seed --modes fwd \
+      --seed-modes fwd --variants default --dtype fp32
+    echo "ss ab done at $(( $(date +%s) - t0 )) s"
+    gpu_archive s55-shift
+    ;;
   tests)
     source bench/gpu_env.sh
     gpu_make_test 420
     gpu_archive s55-tests
     ;;
-  *) echo "usage: $0 first|tests" >&2; exit 2 ;;
+  *) echo "usage: $0 first|shift|tests" >&2; exit 2 ;;
 esac
