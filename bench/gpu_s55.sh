@@ -55,7 +55,7 @@ case "${1:-}" in
       > "$OUT/test-ss.log" 2>&1
     echo "ss tests rc=$? at $(( $(date +%s) - t0 )) s"; tail -2 "$OUT/test-ss.log"
     grep -E "FAILED|ERROR" "$OUT/test-ss.log" | head
-    gpu_ab_rounds abss "triton cln\|copy" "old:ab_ss/ab_old new:ab_ss" timeout 80 \
+    gpu_ab_rounds abss "cln\|copy" "old:ab_ss/ab_old new:ab_ss" timeout 80 \
       python3 -m bench.tune --backend triton --ops cln --parts shapes,seed --modes fwd \
       --seed-modes fwd --variants default --dtype fp32
     echo "ss ab done at $(( $(date +%s) - t0 )) s"
