@@ -26,11 +26,11 @@ case "${1:-}" in
   first)
     t0=$(date +%s)
     SKIP_CUDA_BUILD=1 source bench/gpu_env.sh
-    cp -r .whl ab_bp/ 2>/dev/null
     gpu_build_tree ab_bp/ab_old & gpu_build_tree ab_bp & wait
     echo "built at $(( $(date +%s) - t0 )) s"
-    (cd ab_bp && timeout -s KILL 150 python3 -m pytest -q -p no:cacheprovider $(gpu_xdist_args) \
-      tests/test_cuda_ext_paths.py tests/test_cln.py --backend cuda_ext) > "$OUT/test-bp.log" 2>&1
+    gpu_in_tree ab_bp timeout -s KILL 150 python3 -m pytest -q -p no:cacheprovider \
+      $(gpu_xdist_args) tests/test_cuda_ext_paths.py tests/test_cln.py --backend cuda_ext \
+      > "$OUT/test-bp.log" 2>&1
     echo "bp tests rc=$? at $(( $(date +%s) - t0 )) s"; tail -2 "$OUT/test-bp.log"
     grep -E "FAILED|ERROR" "$OUT/test-bp.log" | head
     gpu_ab_rounds abbp "cuda_ext cln\|copy" "old:ab_bp/ab_old new:ab_bp" timeout 80 \
@@ -46,12 +46,12 @@ case "${1:-}" in
   shift)
     t0=$(date +%s)
     SKIP_CUDA_BUILD=1 source bench/gpu_env.sh
-    cp -r .whl ab_ss/ 2>/dev/null
     gpu_build_tree ab_ss
     echo "built at $(( $(date +%s) - t0 )) s"
-    (cd ab_ss && timeout -s KILL 240 python3 -m pytest -q -p no:cacheprovider $(gpu_xdist_args) \
-      tests/test_cln.py tests/test_cuda_ext_paths.py tests/test_triton_paths.py::test_shift_tiles_rule \
-      tests/test_triton_paths.py::test_shift_fixes_the_first_frames_at_a_dc_offset) \
+    gpu_in_tree ab_ss timeout -s KILL 240 python3 -m pytest -q -p no:cacheprovider \
+      $(gpu_xdist_args) tests/test_cln.py tests/test_cuda_ext_paths.py \
+      tests/test_triton_paths.py::test_shift_tiles_rule \
+      tests/test_triton_paths.py::test_shift_fixes_the_first_frames_at_a_dc_offset \
       > "$OUT/test-ss.log" 2>&1
     echo "ss tests rc=$? at $(( $(date +%s) - t0 )) s"; tail -2 "$OUT/test-ss.log"
     grep -E "FAILED|ERROR" "$OUT/test-ss.log" | head
