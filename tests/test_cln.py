@@ -51,6 +51,25 @@ def test_dc_offset_1000(backend, device, dtype):
     harness.check_cln_backward(backend, device, (2, 16, 67), dtype, True, dc=1000.0)
 
 
+@pytest.mark.parametrize("shape", [(2, 128, 600), (1, 1024, 1100)], ids=str)
+def test_dc_offset_frames_repeating(backend, device, shape):
+    """A signal constant in time (every frame the same C values) at a DC offset of 100 std.
+    Its frames' float32 channel sums round alike, so, unlike a noisy signal's, their errors
+    do not average out over the frames: the frames past the first C carry a frame's own
+    D * u * sqrt(C) (less where a shift is taken).  Within tolerance all the same: under the
+    interpreter Triton 2.2e-5 / 2.6e-5 against 8.7e-5 / 2.8e-4 at the two shapes, where the
+    E[x^2] - E[x]^2 formula (common.peers.cln_cumsum_eager) gives 8.6e-4 / 4.6e-4."""
+    _skip_unsupported(backend, torch.float32, device, "cln_fwd")
+    gen, seed = harness.new_generator()
+    B, C, T = shape
+    x = harness.randn((B, C, 1), torch.float32, device, gen, 100.0).expand(B, C, T).contiguous()
+    gamma, beta = harness._params(C, True, torch.float32, device, gen)
+    y = common.cln(x, gamma, beta, backend=backend)
+    ref = harness.cln_reference64(x.double().cpu(), harness._cpu(gamma), harness._cpu(beta))
+    tol = harness.cln_forward_tolerance(x, gamma, ref, torch.float32, 100.0)
+    assert_close(f"cln fwd repeating frames [{backend} {shape} seed={seed}]", y, ref, tol)
+
+
 def test_naive_formula_fails_dc_offset():
     """The eager cumsum peer (E[x^2] - E[x]^2) is what the tolerance rejects."""
     from common.peers import cln_cumsum_eager
