@@ -134,14 +134,17 @@ def check_cln_forward(
     param_dtype: torch.dtype | None = None,
     noncontiguous: bool = False,
     long: bool = False,
+    constant_in_time: bool = False,
 ) -> float:
     """The forward against the float64 oracle; ``long``: against the eager backend in float64
     instead (:func:`cln_reference64`: O(T) where the oracle is O(T^2), for thousands of
-    frames)."""
+    frames).  ``constant_in_time``: every frame the same C values (one draw repeated)."""
     gen, seed = new_generator()
     B, C, T = shape
     if noncontiguous:  # a (B, T, C) tensor seen as (B, C, T): time is not the last stride
         x = randn((B, T, C), dtype, device, gen, dc).transpose(1, 2)
+    elif constant_in_time:
+        x = randn((B, C, 1), dtype, device, gen, dc).expand(B, C, T).contiguous()
     else:
         x = randn(shape, dtype, device, gen, dc)
     gamma, beta = _params(C, affine, param_dtype or dtype, device, gen)

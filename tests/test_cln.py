@@ -60,14 +60,9 @@ def test_dc_offset_frames_repeating(backend, device, shape):
     interpreter Triton 2.2e-5 / 2.6e-5 against 8.7e-5 / 2.8e-4 at the two shapes, where the
     E[x^2] - E[x]^2 formula (common.peers.cln_cumsum_eager) gives 8.6e-4 / 4.6e-4."""
     _skip_unsupported(backend, torch.float32, device, "cln_fwd")
-    gen, seed = harness.new_generator()
-    B, C, T = shape
-    x = harness.randn((B, C, 1), torch.float32, device, gen, 100.0).expand(B, C, T).contiguous()
-    gamma, beta = harness._params(C, True, torch.float32, device, gen)
-    y = common.cln(x, gamma, beta, backend=backend)
-    ref = harness.cln_reference64(x.double().cpu(), harness._cpu(gamma), harness._cpu(beta))
-    tol = harness.cln_forward_tolerance(x, gamma, ref, torch.float32, 100.0)
-    assert_close(f"cln fwd repeating frames [{backend} {shape} seed={seed}]", y, ref, tol)
+    harness.check_cln_forward(
+        backend, device, shape, torch.float32, True, dc=100.0, long=True, constant_in_time=True
+    )
 
 
 def test_naive_formula_fails_dc_offset():
