@@ -20,7 +20,8 @@ import torch
 from torch import Tensor
 
 import common
-from common.testing import assert_close
+from common.reference import cln_oracle
+from common.testing import assert_close, rel_error
 from tests import harness
 
 SCHEDULES = {
@@ -886,3 +887,31 @@ def test_ticket_rule(tdevice):
         assert K._atomic_tickets(x, p) is False
         with knobs(K, {"CLN_TICKET_ATOMIC": True}):
             assert K._atomic_tickets(x, p) is True
+
+
+def test_frame_shift_is_what_keeps_the_first_frames_exact(tdevice, monkeypatch):
+    """``CLN_FWD_SHIFT``'s negative control: one draw at a DC offset of 1000 std, forward with
+    and without the shift.  Without it the error is larger (every device: there the sums'
+    order is the compiler's) and, under the interpreter, over the harness's tolerance (four
+    draws: 5.6e-4 to 7.9e-4 against 2.5e-4; shifted 1.5e-5 to 2.1e-5).  Channel blocks
+    (C > CLN_MAX_BLOCK_C) sum about 1024 channels each and lose less: at (1, 8200, 2) the
+    plain sums were within the tolerance (4e-5 to 2.8e-4 against 2.7e-4), so no control there
+    (test_cln's test_dc_offset_many_channels_few_frames checks them shifted)."""
+    shape = (4, 4096, 1)
+    from backends.triton import kernels as K
+    from bench.tune import knobs
+
+    seed = harness.new_generator()[1]  # the same draw for both kernels
+    monkeypatch.setattr(
+        harness, "new_generator", lambda: (torch.Generator().manual_seed(seed), seed)
+    )
+    err_on = harness.check_cln_forward("triton", tdevice, shape, torch.float32, False, dc=1000.0)
+    with knobs(K, {"CLN_FWD_SHIFT": False}):
+        if tdevice.type == "cpu":
+            with pytest.raises(AssertionError, match="exceeds tolerance"):
+                harness.check_cln_forward("triton", tdevice, shape, torch.float32, False, dc=1000.0)
+        gen = torch.Generator().manual_seed(seed)
+        x = harness.randn(shape, torch.float32, tdevice, gen, 1000.0)
+        ref = cln_oracle(x.double().cpu(), None, None, eps=1e-8)
+        err_off = rel_error(common.cln(x, backend="triton"), ref)
+    assert err_off > err_on, (err_off, err_on, seed)

@@ -607,6 +607,15 @@ CLN_OUT_CACHE = ""
 #: (80, 64, 301) seed's forward 9.1 -> 11.9-12.0 (ptxas 13.0 offline: 8 B more spilled at the
 #: fp32 tile of C = 256) (bench/results/nvidia-h200-s28-tune-{affine28-*,seed28}.log).
 CLN_FWD_AFFINE_EARLY = False
+#: float32 forward: the frame sums of the tiles within a call's first C frames taken about a
+#: shift (each frame's channel-0 value K: sum(x - K), mean K + sum / C).  A float32 sum of C
+#: values at a DC offset of D standard deviations loses about D * 6e-8 * sqrt(C), and a frame's
+#: cumulative mean averages the sums of all frames before it, so only frames with less than
+#: about C frames of history carry that error: (4, 4096, 1) at offset 1000 was 3.8x the
+#: harness's tolerance unshifted (interpreter, ``python3 -m bench.probe_dc_first_frames``).
+#: Later tiles run the plain sums (one subtraction per value less on the path the fp32 forward's
+#: 0.80 target sits on: shifting every tile cost 0.25-0.8 us there, NOTES 55.9b).
+CLN_FWD_SHIFT = True
 #: The same for a forward no backward follows (no statistics written) where it is paced (not at
 #: the one-wave seed, where reading them early cost 2.8 us, above); on top of its pace
 #: (H200, bench.tune, two rounds in one call, fp32 forward us, off -> on): 75.0 / 75.0 -> 74.4 /
@@ -1393,6 +1402,30 @@ def _tile_start(
 
 
 @triton.jit
+def _frame_mean(
+    row0, x, offs_t, tmask, mask, nc, short, SHIFT: tl.constexpr, EVEN: tl.constexpr,
+    FAST: tl.constexpr,
+):  # fmt: skip
+    """Each frame's mean over the tile's channels ``x`` (float32, [channels, frames], zeros
+    outside ``mask``).  ``SHIFT`` and ``short`` (a tile within the first C frames,
+    ``CLN_FWD_SHIFT``): about the frame's value K in the first channel row ``row0``,
+    K + sum(x - K) / nc, so a DC offset does not enter the float32 sum; the row is read again,
+    from the cache (taking it out of ``x`` would cost a reduction)."""
+    if SHIFT:
+        if short:
+            k = tl.load(row0 + offs_t, mask=tmask, other=0.0).to(tl.float32)
+            d = x - k[None, :]
+            if not EVEN:
+                d = tl.where(mask, d, 0.0)
+            fm = k + _fdiv(tl.sum(d, axis=0), nc * 1.0, FAST)
+        else:
+            fm = _fdiv(tl.sum(x, axis=0), nc * 1.0, FAST)
+    else:
+        fm = _fdiv(tl.sum(x, axis=0), nc * 1.0, FAST)
+    return fm
+
+
+@triton.jit
 def _cln_fwd_kernel(
     x_ptr,
     y_ptr,
@@ -1452,6 +1485,7 @@ def _cln_fwd_kernel(
     STATS: tl.constexpr = True,
     HAS_MLAST: tl.constexpr = False,
     SEQG: tl.constexpr = 0,
+    SHIFT: tl.constexpr = False,
 ):
     b, i, j, s0, s1 = _tile_start(
         scr_ptr, B, NTB, stagger_ns, stagger_w, False, RUN, TICKET_ATOMIC, STAGGER, TIMELINE, GDC,
@@ -1507,7 +1541,7 @@ def _cln_fwd_kernel(
             fm = tl.zeros([BT], tl.float32)
             fM = fn
         else:
-            fm = _fdiv(tl.sum(x, axis=0), C * 1.0, FAST_DIV)
+            fm = _frame_mean(x_base, x, offs_t, tmask, mask, C, i * BT < C, SHIFT, EVEN, FAST_DIV)
             if PAIRS != 0:
                 x = _unpack_tile(xw, PAIRS, ASM)
             if EVEN:  # no padding in the tile: the mask would select every value
@@ -1525,7 +1559,8 @@ def _cln_fwd_kernel(
             xb = tl.load(x_base + offs, mask=mask, other=0.0)
             xb = xb.to(tl.float32)
             nc = tl.minimum(C - cb * BLOCK_C, BLOCK_C)
-            bm = tl.sum(xb, axis=0) / nc
+            row0 = x_base + cb * BLOCK_C * T  # the block's first channel
+            bm = _frame_mean(row0, xb, offs_t, tmask, mask, nc, i * BT < C, SHIFT, False, False)
             bxc = tl.where(mask, xb - bm[None, :], 0.0)
             bM = tl.sum(bxc * bxc, axis=0)
             bn = tl.where(tmask, nc, 0).to(tl.float32)
@@ -2658,6 +2693,7 @@ def _fwd_launch(
         STATS=not alone,
         HAS_MLAST=has_mlast,
         SEQG=_seq_group(B, _fwd_seq_group(pace_ps > 0)),
+        SHIFT=CLN_FWD_SHIFT and x.dtype == torch.float32,
         **_plan_kw(x, p, atomic, pdl, early, st),
     )
     note = st is not None or pace_ps > 0
