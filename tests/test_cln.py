@@ -65,6 +65,21 @@ def test_dc_offset_frames_repeating(backend, device, shape):
     )
 
 
+@pytest.mark.parametrize("shape", [(4, 4096, 1), (2, 512, 40), (2, 96, 300), (1, 8200, 3)], ids=str)
+def test_dc_offset_many_channels_few_frames(backend, device, shape):
+    """Frames with little history at a DC offset of 1000 std, float32.  A frame's mean is a
+    float32 sum of C values, which loses about D * u * sqrt(C) (up to D * u * C in one running
+    sum), and the first frames have no earlier frames to average it with: without the shift
+    of the first C frames' sums (Triton's ``CLN_FWD_SHIFT``, cuda_ext's ``CLN_FWD_SHIFT``),
+    (4, 4096, 1) was 3.8x the tolerance in Triton (interpreter) and 6.4x in cuda_ext's resident
+    kernel (CPU emulator).  (2, 96, 300): the shifted tiles and later plain ones in one launch;
+    (1, 8200, 3): Triton's channel blocks."""
+    _skip_unsupported(backend, torch.float32, device, "cln_fwd")
+    harness.check_cln_forward(
+        backend, device, shape, torch.float32, True, dc=1000.0, long=shape[-1] > 100
+    )
+
+
 def test_naive_formula_fails_dc_offset():
     """The eager cumsum peer (E[x^2] - E[x]^2) is what the tolerance rejects."""
     from common.peers import cln_cumsum_eager

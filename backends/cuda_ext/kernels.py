@@ -130,6 +130,14 @@ CLN_PDL = 1
 #                    -1: no wait at all, the negative control of the test that compares the
 #                    two (python -m bench.neg_prefix_spin; wrong outputs).
 CLN_PREFIX_SPIN = 1
+# CLN_FWD_SHIFT      1: the float32 forward's frame sums within a call's first C frames taken
+#                    about a shift (each frame's first-channel value; include/cln_kernels.cuh,
+#                    kShiftFrameSums), as Triton's CLN_FWD_SHIFT: under a DC offset of D
+#                    standard deviations a plain float32 sum of C values loses D * 6e-8 *
+#                    sqrt(C), which only the frames with little history carry ((4, 4096, 1)
+#                    at offset 1000: 7.9e-4 against 2e-4 in the CPU emulator, 1.0e-5 shifted).
+#                    0: off (the A/B of its cost; the test that it is needed).
+CLN_FWD_SHIFT = 1
 # RMS_BWD_STAGES     RMSNorm backward of fp32 / fp16 / bf16 rows of N <= 8192 (a
 #                    multiple of 16 bytes): the row kernel (include/rmsnorm_kernels.cuh,
 #                    rms_bwd_row_kernel) with 0: automatic (no ring: a ring of 2-3
@@ -301,6 +309,7 @@ def cln_forward(
         CLN_PDL,
         CLN_PREFIX_SPIN,
         mean_last,
+        CLN_FWD_SHIFT,
     )
 
 

@@ -138,7 +138,7 @@ void cln_forward(const Tensor& x, OptTensor gamma, OptTensor beta, double eps,
                  const Tensor& m2_last, int64_t group_tiles, int64_t stream_ppr,
                  int64_t stream_stages, int64_t stream_lead, int64_t resident,
                  int64_t stream_tma, int64_t pdl, int64_t prefix_spin,
-                 const OptTensor& mean_last) {
+                 const OptTensor& mean_last, int64_t frame_shift) {
   const char* op = "cln_forward";
   check_cln_input(x, op);
   const auto dt = to_dtype(x.scalar_type(), op, "x");
@@ -182,6 +182,7 @@ void cln_forward(const Tensor& x, OptTensor gamma, OptTensor beta, double eps,
                           {group_tiles, stream_ppr, stream_stages, stream_lead, stream_tma, pdl,
                            prefix_spin});
   c.resident = resident;
+  c.frame_shift = frame_shift;
   const size_t bytes = normk::cln_fwd_workspace_bytes(c);
   const Tensor ws = workspace(x, bytes);
   normk::cln_fwd(c, ws.data_ptr(), bytes, c10::cuda::getCurrentCUDAStream());
@@ -308,7 +309,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         py::arg("mean"), py::arg("rstd"), py::arg("m2_last"), py::arg("group_tiles"),
         py::arg("stream_ppr"), py::arg("stream_stages"), py::arg("stream_lead"),
         py::arg("resident") = 0, py::arg("stream_tma") = 0, py::arg("pdl") = 0,
-        py::arg("prefix_spin") = 0, py::arg("mean_last") = py::none());
+        py::arg("prefix_spin") = 0, py::arg("mean_last") = py::none(),
+        py::arg("frame_shift") = 1);
   m.def("cln_backward", &cln_backward, py::arg("dy"), py::arg("x"), py::arg("gamma"),
         py::arg("mean"), py::arg("rstd"), py::arg("count"), py::arg("dx"), py::arg("dgamma"),
         py::arg("dbeta"), py::arg("group_tiles"), py::arg("stream_ppr"), py::arg("stream_stages"),

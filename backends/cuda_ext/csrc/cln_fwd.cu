@@ -60,6 +60,7 @@ ClnFwdArgs<T, P> call_args(const ClnFwdCall& c) {
   a.C = static_cast<int>(c.C);
   a.L = static_cast<int>(c.L);
   a.eps = static_cast<A>(c.eps);
+  a.shift = c.frame_shift != 0;
   return a;
 }
 

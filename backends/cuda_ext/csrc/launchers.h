@@ -71,6 +71,10 @@ struct ClnFwdCall {
   // CLN_PREFIX_SPIN): 1 = each lane reloads all of its words not yet ready together, with
   // no sleep; 0 = each word in turn, 20 ns apart.  The outputs are the same.
   int64_t prefix_spin = 0;
+  // The float32 frame sums of the first C frames about a shift (include/cln_kernels.cuh,
+  // kShiftFrameSums; kernels.py's CLN_FWD_SHIFT): 1 = on, 0 = off (for its A/B and the test
+  // that it is needed: a DC offset then costs the first frames D * 6e-8 * sqrt(C)).
+  int64_t frame_shift = 1;
 };
 size_t cln_fwd_workspace_bytes(const ClnFwdCall& c);
 void cln_fwd(const ClnFwdCall& c, void* workspace, size_t workspace_bytes, cudaStream_t stream);

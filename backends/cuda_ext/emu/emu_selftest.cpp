@@ -231,6 +231,7 @@ struct Knobs {
   int64_t stream_tma = 0;  // the streaming kernels' copies: 0 TMA where it applies, -1 cp.async
   int64_t pdl = 1;  // the workspace zeroed by the zero kernel (1) or a memset (0)
   int64_t prefix_spin = 1;  // the prefix waits' polls: 1 per lane, 0 per word (launchers.h)
+  int64_t frame_shift = 1;  // the float32 frame sums' shift (launchers.h): 1 on, 0 off
 };
 // The default: one group for every shape here (at most 141 tiles).
 const Knobs kDefault{"default", 0};
@@ -290,7 +291,10 @@ void set_knobs(Call& c, const Knobs& k) {
   c.stream_tma = k.stream_tma;
   c.pdl = k.pdl;
   c.prefix_spin = k.prefix_spin;
-  if constexpr (std::is_same_v<Call, normk::ClnFwdCall>) c.resident = k.resident;
+  if constexpr (std::is_same_v<Call, normk::ClnFwdCall>) {
+    c.resident = k.resident;
+    c.frame_shift = k.frame_shift;
+  }
 }
 
 // full: every knob variant; else the default and kLongG only.
@@ -615,6 +619,62 @@ void test_blocks_per_sm() {
   report("blocks_per_sm cache and opt-in", {{"mismatch", ok ? 0.0 : 1.0}}, 0.0);
 }
 
+// The float32 forward's frame sums under a DC offset (kShiftFrameSums, launchers.h's
+// frame_shift): every forward kernel family within the harness's tolerance (common/testing.py:
+// 1e-6 + 4 u sqrt(C L) + 2 D u) with the shift, and, as its negative control, the resident
+// kernel over it without (8.6e-4 against 1.35e-4 at (4, 4096, 1)): a float32 sum of C values
+// at an offset of D standard deviations loses up to D u C in one thread's running sum, which
+// the first frames carry.  The tile kernels' sums (a few rows per thread, then a tree) lose
+// less, 4.6e-5 there without the shift and 2.4e-5 with it: no control for them.
+void test_frame_shift() {
+  struct S {
+    int B, C, L;
+  };
+  const double u = std::ldexp(1.0, -24), dc = 1000.0;
+  const Knobs resident{"resident", 0, 0, 0, 0, 1};
+  const Knobs regs{"regs", 0, -1, 0, 0, -1};
+  const Knobs stream{"stream cp.async", 0, 0, 0, 0, -1, -1};
+  for (const S& s : {S{4, 4096, 1}, S{2, 512, 40}}) {
+    const size_t n = static_cast<size_t>(s.B) * s.C * s.L;
+    Buf xb = to_buf(rand_vec(n, 1.0, dc), DType::kF32);
+    const ClnRef ref = cln_fwd_ref(xb.values(), nullptr, nullptr, s.B, s.C, s.L, 1e-8, nullptr,
+                                   nullptr, nullptr);
+    const double tol = 1e-6 + 4 * u * std::sqrt(static_cast<double>(s.C) * s.L) + 2 * dc * u;
+    for (const Knobs* k : {&resident, &regs, &stream}) {
+      for (int shift : {1, 0}) {
+        const bool control = k == &resident && s.C == 4096;  // the others: tree sums, within
+        if (shift == 0 && !control) continue;
+        Knobs kk = *k;
+        kk.frame_shift = shift;
+        normk::ClnFwdCall c{};
+        c.dtype = c.param_dtype = DType::kF32;
+        c.x = xb.ptr();
+        c.eps = 1e-8;
+        Buf y(DType::kF32, n), mean(DType::kF32, static_cast<size_t>(s.B) * s.L);
+        Buf rstd(DType::kF32, mean.size()), m2(DType::kF32, s.B);
+        c.y = y.ptr();
+        c.mean = mean.ptr();
+        c.rstd = rstd.ptr();
+        c.m2_last = m2.ptr();
+        c.B = s.B;
+        c.C = s.C;
+        c.L = s.L;
+        set_knobs(c, kk);
+        run_with_workspace(c, normk::cln_fwd_workspace_bytes, normk::cln_fwd);
+        const double e = rel(y, ref.y);
+        char tag[160];
+        std::snprintf(tag, sizeof tag, "cln fwd frame shift=%d float32 (%d,%d,%d) dc=1000 %s",
+                      shift, s.B, s.C, s.L, k->name);
+        if (shift)
+          report(tag, {{"y", e}}, tol);
+        else  // the negative control: over the tolerance without the shift
+          report(std::string(tag) + " (must miss the tolerance)",
+                 {{"y", e}, {"within", e <= tol ? 1.0 : 0.0}}, e);
+      }
+    }
+  }
+}
+
 namespace {
 struct P {
   DType dt, pt;
@@ -671,6 +731,7 @@ int main(int argc, char** argv) {
     return run_random(std::atoi(argv[2]), argc >= 4 ? std::strtoull(argv[3], nullptr, 10)
                                                     : std::random_device{}());
   test_blocks_per_sm();
+  test_frame_shift();
   for (long long K : {1LL, 37LL, 1024LL, 1025LL, 3000LL}) test_colsum(K, 70, K == 1024 ? 70 : 33);
   // cLN: every launch-table entry (C up to 84, 140, 280, 560, chunked past
   // it), odd L (scalar loads) and L % 8 == 0 (16-byte loads), sequences of

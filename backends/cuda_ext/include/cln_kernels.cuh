@@ -133,6 +133,8 @@
 // atomics, bitwise reproducible.
 #pragma once
 
+#include <type_traits>
+
 #include "norm_common.cuh"
 #include "tma.cuh"
 
@@ -172,6 +174,28 @@ constexpr int kPrefixU = 4;
 // Default tiles per prefix group (launcher knob; see the top comment).
 constexpr int kClnGroupDefault = 256;
 
+// float32 forward: each frame's channel sum taken about a shift K (the frame's value in the
+// tile's first channel row: K + sum(x - K) / C) in the frames within a call's first C, where
+// args.shift is set (the streaming kernels, cln_stream.cuh, and the resident one,
+// cln_resident.cuh).  A float32 sum of C values at a DC offset of D standard deviations loses
+// D * 6e-8 * sqrt(C) and more (up to D * 6e-8 * C in one thread's running sum, as the resident
+// kernel's); a frame's cumulative mean averages the sums of all the frames before it, so only
+// frames with less than about C frames of history carry it (Triton's CLN_FWD_SHIFT;
+// bench/probe_dc_first_frames.py).  The other tiles run the plain sums.  The register-tile
+// kernels (below) sum a few rows per thread, then a tree, and Chan-merge chunks of CR
+// channels: within the tolerance unshifted (CPU emulator, (4, 4096, 1) at offset 1000: 4.6e-5
+// against 1.35e-4), and shifting them spilled registers (8-52 B in three fp32
+// configurations, ptxas sm_90).  16-bit inputs round far above that error, float64 sums far
+// below: float32 only.
+template <typename T>
+constexpr bool kShiftFrameSums = std::is_same<T, float>::value;
+
+// Whether tile `tile` (ticket order: batch items interleaved) of a forward takes the shift.
+template <typename T, typename Args>
+__device__ __forceinline__ bool shift_tile(const Args& args, int tile, int bt) {
+  return kShiftFrameSums<T> && args.shift != 0 && (tile / args.B) * bt < args.C;
+}
+
 template <typename T, typename P>
 struct ClnFwdArgs {
   using A = acc_t<T>;
@@ -206,6 +230,7 @@ struct ClnFwdArgs {
   // frames of x and y, tensor maps over (T, C, B).
   int tma, cbox;
   CUtensorMap tm_x, tm_y;
+  int shift;  // the frame sums of the first C frames about a shift (kShiftFrameSums)
 };
 
 template <typename T, typename P>

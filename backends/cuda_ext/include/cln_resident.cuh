@@ -83,10 +83,13 @@ __global__ void __launch_bounds__(kResidentThreads, 1)
   // 2. Frame statistics (consecutive threads read consecutive frames of a
   //    channel row: no bank conflicts).
   const A inv_c = A(1) / static_cast<A>(C);
+  const bool shift = kShiftFrameSums<T> && args.shift != 0;  // the whole sequence: frame 0 on
   for (int t = tid; t < L; t += NT) {
+    // The shift (kShiftFrameSums) in the first C frames: the frame's channel-0 value.
+    const A k0 = shift && t < C ? Elem<T>::to_acc(sx[t]) : A(0);
     A s = A(0);
-    for (int c = 0; c < C; ++c) s += Elem<T>::to_acc(sx[c * L + t]);
-    const A mf = s * inv_c;
+    for (int c = 0; c < C; ++c) s += Elem<T>::to_acc(sx[c * L + t]) - k0;
+    const A mf = k0 + s * inv_c;
     A q = A(0);
     for (int c = 0; c < C; ++c) {
       const A d = Elem<T>::to_acc(sx[c * L + t]) - mf;

@@ -442,16 +442,33 @@ __global__ void __launch_bounds__(R::kThreads, stream_fwd_min_blocks<T, R>())
     auto stats = [&](int s, int tile) {
       if (args.diag == 2) return;  // timing diagnostic: no statistics, no publication
       const uint4* tl = reinterpret_cast<const uint4*>(ring + s * tile_elems);
-      A v[1][V], sum[1];
+      // The shift (kShiftFrameSums): the frames' values in the tile's first channel row.
+      const bool shift = shift_tile<T>(args, tile, BT);
+      A v[1][V], sum[1], kf[V];
+      const uint4 u0 = shift ? tl[j] : make_uint4(0u, 0u, 0u, 0u);
 #pragma unroll
-      for (int k = 0; k < V; ++k) v[0][k] = A(0);
-      for (int c = r0; c < C; c += G::RPI) {
-        const uint4 u = tl[c * G::PPR + j];
+      for (int k = 0; k < V; ++k) {
+        v[0][k] = A(0);
+        kf[k] = Elem<T>::get(u0, k);
+      }
+      if (shift) {
+        for (int c = r0; c < C; c += G::RPI) {
+          const uint4 u = tl[c * G::PPR + j];
 #pragma unroll
-        for (int k = 0; k < V; ++k) v[0][k] += Elem<T>::get(u, k);
+          for (int k = 0; k < V; ++k) v[0][k] += Elem<T>::get(u, k) - kf[k];
+        }
+      } else {  // the other tiles: no subtraction per value
+        for (int c = r0; c < C; c += G::RPI) {
+          const uint4 u = tl[c * G::PPR + j];
+#pragma unroll
+          for (int k = 0; k < V; ++k) v[0][k] += Elem<T>::get(u, k);
+        }
       }
       pack_frame_sum<V, BT, PPR, R::kProdWarps>(v, s_red, h, kBarProd, R::kProd, sum);
-      if (h < BT) s_mu[s][h] = sum[0] * inv_c;
+      if (h < BT) {
+        const A kt = shift ? Elem<T>::to_acc(ring[s * tile_elems + h]) : A(0);
+        s_mu[s][h] = kt + sum[0] * inv_c;
+      }
       named_barrier(kBarProd, R::kProd);
       A mf[V];
 #pragma unroll
