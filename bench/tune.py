@@ -53,6 +53,8 @@ _BWD_LEAN: dict[str, object] = {
 CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
     "triton": {
         "default": {},
+        # The float32 forward's frame sums unshifted in the first C frames (the A/B of its cost).
+        "noshift": {"CLN_FWD_SHIFT": False},
         "run4": {"CLN_TICKET_RUN": 4},
         "run4 group256": {"CLN_TICKET_RUN": 4, "CLN_GROUP": 256, "CLN_CHUNK": 256},
         "fwd16 ept64 nreg128": {"CLN_FWD_EPT_16BIT": 64, "CLN_FWD_MAXNREG_16BIT": 128},
@@ -322,6 +324,7 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
     },
     "cuda_ext": {
         "default": {},
+        "noshift": {"CLN_FWD_SHIFT": 0},
         "regs": {"CLN_STREAM_PPR": -1},
         "S2": {"CLN_STREAM_STAGES": 2},
         "S3": {"CLN_STREAM_STAGES": 3},
@@ -363,6 +366,7 @@ CLN_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
 SEED_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
     "triton": {
         "default": {},
+        "noshift": {"CLN_FWD_SHIFT": False},
         "min_tiles1": {"CLN_MIN_TILES_PER_SM": 1},
         "no pdl": {"CLN_PDL": False},
         # The zero kernel at the chain's head launched plainly (before session 26).
@@ -379,6 +383,7 @@ SEED_VARIANTS: dict[str, dict[str, dict[str, object]]] = {
     },
     "cuda_ext": {
         "default": {},
+        "noshift": {"CLN_FWD_SHIFT": 0},
         "stream": {"CLN_RESIDENT": -1},
         "regs": {"CLN_STREAM_PPR": -1},
         "ppr4": {"CLN_STREAM_PPR": 4},
@@ -560,6 +565,8 @@ def main() -> int:
                         for name, kw in variants.items():
                             run(backend, "cln", shape, dtype, mode, name, kw)
             seed_vars = {"default": {}} if args.quick else SEED_VARIANTS[backend]
+            if args.variants:  # the seed's variants of those names (none of the others)
+                seed_vars = {v: seed_vars[v] for v in want if v in seed_vars}
             for mode in seed_modes if "seed" in parts else ():
                 for name, kw in seed_vars.items():
                     run(backend, "cln", SEED, torch.float32, mode, "seed " + name, kw)

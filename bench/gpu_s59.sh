@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Session 59's GPU calls (NOTES 58), chained on one warm machine:
+#   tests: the README's `make test` on the GPU (cuda_ext build first) into $OUT/make-test.log,
+#          then bench.probe_dc_first_frames (each backend's float32 forward under a DC offset in
+#          the frames with little history, against the harness's tolerance) into $OUT/dc.log.
+#   ab:    the float32 forward with and without the first C frames' shift (CLN_FWD_SHIFT, both
+#          backends), bench.tune's variants default / noshift side by side at the three target
+#          shapes and the seed, two rounds (separate processes) into $OUT/ab-shift-{1,2}.log.
+#   main:  the README's main job (make bench at the target shapes, every backend and peer).
+#   OUT=out bash bench/gpu_s59.sh tests|ab|main
+set -uo pipefail
+case "${1:-}" in
+  tests)
+    source bench/gpu_env.sh
+    gpu_make_test 420
+    timeout -s KILL 90 python3 -m bench.probe_dc_first_frames > "$OUT/dc.log" 2>&1
+    echo "dc probe rc=$?"; cat "$OUT/dc.log"
+    gpu_archive s59-tests
+    ;;
+  ab)
+    source bench/gpu_env.sh
+    for r in 1 2; do
+      timeout -s KILL 200 python3 -m bench.tune --backend triton,cuda_ext --ops cln \
+        --parts shapes,seed --modes fwd --seed-modes fwd --variants default,noshift \
+        --dtype fp32 > "$OUT/ab-shift-$r.log" 2>&1
+      echo "round $r rc=$?"
+    done
+    head -2 "$OUT/ab-shift-1.log"
+    grep -h " cln " "$OUT"/ab-shift-*.log | sort -k1,1 -k3,6 -s
+    gpu_archive s59-ab
+    ;;
+  main)
+    source bench/gpu_env.sh
+    gpu_make_bench 420
+    gpu_archive s59-main
+    ;;
+  *) echo "usage: $0 tests|ab|main" >&2; exit 2 ;;
+esac

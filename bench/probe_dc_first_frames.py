@@ -1,0 +1,70 @@
+"""How far each backend's float32 cLN forward is from the float64 oracle under a DC offset,
+in the frames with little history (README "Known limit"), against the harness's tolerance.
+
+    python3 -m bench.probe_dc_first_frames [--backends triton,cuda_ext,eager] [--draws 3]
+
+A frame's mean is a float32 sum of C values; under an offset of D standard deviations that sum
+loses about D * 6e-8 * sqrt(C), and the first frames of a sequence have nothing to average it
+with.  Each case: fresh draws (never zeros), the harness's own tolerance for that input
+(``tests.harness.cln_forward_tolerance``), the worst error of the draws and its ratio to the
+tolerance (over 1: the harness would fail it).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+
+import common
+from tests import harness
+
+SHAPES = (
+    (2, 512, 1),
+    (4, 4096, 1),
+    (2, 512, 8),
+    (4, 1024, 64),
+    (1, 8200, 3),
+    (2, 128, 600),
+    (1, 1024, 1100),
+)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--backends", default="triton,cuda_ext,eager")
+    ap.add_argument("--offsets", default="100,1000")
+    ap.add_argument("--draws", type=int, default=3)
+    args = ap.parse_args()
+    dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    avail = set(common.available_backends(dev.type))
+    print(f"device {torch.cuda.get_device_name() if dev.type == 'cuda' else 'cpu'}")
+    head = ("backend", "shape", "offset", "worst err", "tol", "ratio")
+    print("{:10s} {:>16s} {:>6s} {:>10s} {:>9s} {:>6s}".format(*head))
+    for name in args.backends.split(","):
+        if name not in avail:
+            print(f"{name:10s} not available here")
+            continue
+        for shape in SHAPES:
+            for dc in (float(o) for o in args.offsets.split(",")):
+                worst, tol = 0.0, 0.0
+                for _ in range(args.draws):
+                    gen, _seed = harness.new_generator()
+                    x = harness.randn(shape, torch.float32, dev, gen, dc)
+                    y = common.cln(x, backend=name)
+                    if shape[-1] > 100:
+                        ref = harness.cln_reference64(x.double().cpu(), None, None)
+                    else:
+                        ref = common.reference.cln_oracle(x.double().cpu(), None, None, eps=1e-8)
+                    t = harness.cln_forward_tolerance(x, None, ref, torch.float32, dc)
+                    e = common.testing.rel_error(y, ref)
+                    if e / t > worst / max(tol, 1e-30) or tol == 0.0:
+                        worst, tol = e, t
+                print(
+                    f"{name:10s} {str(shape):>16s} {dc:6.0f} {worst:10.2e} {tol:9.2e} "
+                    f"{worst / tol:6.2f}"
+                )
+
+
+if __name__ == "__main__":
+    main()
