@@ -6,10 +6,12 @@
 #   ab:    the float32 forward with and without the first C frames' shift (CLN_FWD_SHIFT, both
 #          backends), bench.tune's variants default / noshift side by side at the three target
 #          shapes and the seed, two rounds (separate processes) into $OUT/ab-shift-{1,2}.log.
+#   first: the changed code's GPU tests (cLN harness, path tests, negative controls), the DC
+#          probe and one A/B round in one call (for little device time left).
 #   abmain: ab (ROUNDS rounds, default 2, each within T_AB s), then the main job in what is left
 #          of 580 s.
 #   main:  the README's main job (make bench at the target shapes, every backend and peer).
-#   OUT=out bash bench/gpu_s59.sh tests|ab|abmain|main
+#   OUT=out bash bench/gpu_s59.sh first|tests|ab|abmain|main
 set -uo pipefail
 case "${1:-}" in
   tests)
@@ -18,6 +20,26 @@ case "${1:-}" in
     timeout -s KILL 90 python3 -m bench.probe_dc_first_frames > "$OUT/dc.log" 2>&1
     echo "dc probe rc=$?"; cat "$OUT/dc.log"
     gpu_archive s59-tests
+    ;;
+  first)
+    # The changed code's GPU tests (the cLN harness on every backend, the Triton and cuda_ext
+    # path tests, the negative controls) into $OUT/test-first.log, the DC probe, then one
+    # round of the A/B: for a call when little device time is left.
+    t0=$(date +%s)
+    source bench/gpu_env.sh
+    timeout -s KILL 260 python3 -m pytest -q -p no:cacheprovider $(gpu_xdist_args) \
+      tests/test_cln.py tests/test_triton_paths.py tests/test_cuda_ext_paths.py \
+      tests/test_negative_controls.py > "$OUT/test-first.log" 2>&1
+    echo "tests rc=$? at $(( $(date +%s) - t0 )) s"; tail -2 "$OUT/test-first.log"
+    grep -E "FAILED|ERROR" "$OUT/test-first.log" | head
+    timeout -s KILL 60 python3 -m bench.probe_dc_first_frames > "$OUT/dc.log" 2>&1
+    echo "dc probe rc=$?"; cat "$OUT/dc.log"
+    timeout -s KILL $(( 570 - ($(date +%s) - t0) )) python3 -m bench.tune --backend triton,cuda_ext \
+      --ops cln --parts shapes,seed --modes fwd --seed-modes fwd --variants default,noshift \
+      --dtype fp32 > "$OUT/ab-shift-1.log" 2>&1
+    echo "ab rc=$? at $(( $(date +%s) - t0 )) s"; head -2 "$OUT/ab-shift-1.log"
+    grep -h " cln " "$OUT/ab-shift-1.log"
+    gpu_archive s59-first
     ;;
   ab|abmain)
     t0=$(date +%s)
