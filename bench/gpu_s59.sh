@@ -8,10 +8,11 @@
 #          shapes and the seed, two rounds (separate processes) into $OUT/ab-shift-{1,2}.log.
 #   first: the changed code's GPU tests (cLN harness, path tests, negative controls), the DC
 #          probe and one A/B round in one call (for little device time left).
+#   check: after first, the fixed GPU shift test and the DC probe with the shift off.
 #   abmain: ab (ROUNDS rounds, default 2, each within T_AB s), then the main job in what is left
 #          of 580 s.
 #   main:  the README's main job (make bench at the target shapes, every backend and peer).
-#   OUT=out bash bench/gpu_s59.sh first|tests|ab|abmain|main
+#   OUT=out bash bench/gpu_s59.sh first|check|tests|ab|abmain|main
 set -uo pipefail
 case "${1:-}" in
   tests)
@@ -40,6 +41,20 @@ case "${1:-}" in
     echo "ab rc=$? at $(( $(date +%s) - t0 )) s"; head -2 "$OUT/ab-shift-1.log"
     grep -h " cln " "$OUT/ab-shift-1.log"
     gpu_archive s59-first
+    ;;
+  check)
+    # After `first`: its one failure's fix (test_frame_shift_... on the GPU) and the DC probe
+    # with the shift off (what the first frames lose on the GPU without it) into
+    # $OUT/test-check.log and $OUT/dc-noshift.log.
+    source bench/gpu_env.sh
+    timeout -s KILL 90 python3 -m pytest -q -p no:cacheprovider \
+      tests/test_triton_paths.py::test_frame_shift_is_what_keeps_the_first_frames_exact \
+      "tests/test_cln.py::test_dc_offset_many_channels_few_frames" > "$OUT/test-check.log" 2>&1
+    echo "tests rc=$?"; tail -2 "$OUT/test-check.log"
+    timeout -s KILL 60 python3 -m bench.probe_dc_first_frames --noshift --draws 2 \
+      --backends triton,cuda_ext > "$OUT/dc-noshift.log" 2>&1
+    echo "dc probe (no shift) rc=$?"; cat "$OUT/dc-noshift.log"
+    gpu_archive s59-check
     ;;
   ab|abmain)
     t0=$(date +%s)

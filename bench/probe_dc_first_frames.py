@@ -2,6 +2,7 @@
 in the frames with little history (README "Known limit"), against the harness's tolerance.
 
     python3 -m bench.probe_dc_first_frames [--backends triton,cuda_ext,eager] [--draws 3]
+        [--noshift]
 
 A frame's mean is a float32 sum of C values; under an offset of D standard deviations that sum
 loses about D * 6e-8 * sqrt(C), and the first frames of a sequence have nothing to average it
@@ -13,6 +14,7 @@ tolerance (over 1: the harness would fail it).
 from __future__ import annotations
 
 import argparse
+import contextlib
 
 import torch
 
@@ -35,7 +37,19 @@ def main() -> None:
     ap.add_argument("--backends", default="triton,cuda_ext,eager")
     ap.add_argument("--offsets", default="100,1000")
     ap.add_argument("--draws", type=int, default=3)
+    ap.add_argument(
+        "--noshift",
+        action="store_true",
+        help="the compiled backends' CLN_FWD_SHIFT off (the frame sums unshifted)",
+    )
     args = ap.parse_args()
+    if args.noshift:
+        import importlib
+
+        for mod in ("backends.triton.kernels", "backends.cuda_ext.kernels"):
+            with contextlib.suppress(ImportError):
+                m = importlib.import_module(mod)
+                m.CLN_FWD_SHIFT = type(m.CLN_FWD_SHIFT)(0)
     dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     avail = set(common.available_backends(dev.type))
     print(f"device {torch.cuda.get_device_name() if dev.type == 'cuda' else 'cpu'}")
