@@ -76,5 +76,5 @@ case "${1:-}" in
     gpu_make_bench 420
     gpu_archive s59-main
     ;;
-  *) echo "usage: $0 tests|ab|main" >&2; exit 2 ;;
+  *) echo "usage: $0 first|check|tests|ab|abmain|main" >&2; exit 2 ;;
 esac
