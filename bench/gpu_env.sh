@@ -157,7 +157,7 @@ gpu_make_bench() {
   timeout -s KILL ${T_BENCH:-$1} make bench PY=python3 \
     BENCH_ARGS="--shapes targets --dtype fp32,bf16 --mode fwd,fwd_bwd --plot --cuda-graph all --out $OUT" \
     > "$OUT/bench.log" 2>&1
-  echo "make bench rc=$?"; grep -E "ptxas|Copy bandwidth" "$OUT/nvidia-h200.md"; tail -4 "$OUT/bench.log"
+  echo "make bench rc=$?"; grep -hE "ptxas|Copy bandwidth" "$OUT"/nvidia-*.md; tail -4 "$OUT/bench.log"
 }
 
 # A session's final benchmark: the cLN benchmark with its peers (the README's cLN table), then
