@@ -229,3 +229,32 @@ def test_pdl_leaves_the_output_unchanged(cdevice, name, shape):
     x = torch.randn(shape, device=cdevice) + 0.5
     with variant(name), knobs(K, {"CLN_PDL": 1}):
         harness.check_cln_chain_unchanged(K, x, knobs(K, {"CLN_PDL": 0}))
+
+
+# Frames with little history at a DC offset, with each forward family forced: the shift of the
+# first C frames' sums (CLN_FWD_SHIFT) in the resident and streaming kernels, the register-tile
+# kernels' few-rows-per-thread sums and tree, unshifted (README Numerics).  test_cln's
+# test_dc_offset_many_channels_few_frames reaches only what the launcher picks.
+@pytest.mark.parametrize("name", ["auto", "resident", "stream", "regs"])
+@pytest.mark.parametrize("dc", [100.0, 1000.0], ids=lambda d: f"dc{d:g}")
+@pytest.mark.parametrize("shape", [(4, 4096, 1), (2, 512, 1), (2, 512, 8), (1, 8200, 3)], ids=str)
+def test_dc_offset_first_frames(cdevice, name, dc, shape):
+    with variant(name):
+        harness.check_cln_forward("cuda_ext", cdevice, shape, torch.float32, False, dc=dc)
+
+
+@pytest.mark.parametrize("dc", [100.0, 1000.0], ids=lambda d: f"dc{d:g}")
+def test_frame_shift_is_what_keeps_the_first_frames_exact(cdevice, dc):
+    """``CLN_FWD_SHIFT``'s negative control on the GPU: at (4, 4096, 1) the launcher picks the
+    resident kernel, whose frame sums without the shift missed the harness's tolerance on an
+    H100 (``bench.probe_dc_first_frames --noshift``: 2.7x at offset 100, 2.4x at 1000; with
+    it 0.08-0.09x).  Three fresh draws, each must miss unshifted."""
+    from backends.cuda_ext import kernels as K
+    from bench.tune import knobs
+
+    with knobs(K, {"CLN_FWD_SHIFT": 0}):
+        for _ in range(3):
+            with pytest.raises(AssertionError, match="exceeds tolerance"):
+                harness.check_cln_forward(
+                    "cuda_ext", cdevice, (4, 4096, 1), torch.float32, False, dc=dc
+                )
