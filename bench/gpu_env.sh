@@ -260,3 +260,16 @@ gpu_gluon_run() {
     > "$OUT/$1.log" 2>&1
   echo "gluon rc=$?"; tail -80 "$OUT/$1.log"
 }
+
+# The float32 frame sums' shift on the GPU (README Numerics): its negative control and the DC
+# tests of every backend into $OUT/test-check.log, then bench.probe_dc_first_frames with the
+# shift off into $OUT/dc-noshift.log.
+gpu_shift_check() {
+  timeout -s KILL 90 python3 -m pytest -q -p no:cacheprovider \
+    tests/test_triton_paths.py::test_frame_shift_is_what_keeps_the_first_frames_exact \
+    "tests/test_cln.py::test_dc_offset_many_channels_few_frames" > "$OUT/test-check.log" 2>&1
+  echo "shift tests rc=$?"; tail -2 "$OUT/test-check.log"
+  timeout -s KILL 60 python3 -m bench.probe_dc_first_frames --noshift --draws 2 \
+    --backends triton,cuda_ext > "$OUT/dc-noshift.log" 2>&1
+  echo "dc probe (no shift) rc=$?"; cat "$OUT/dc-noshift.log"
+}

@@ -14,13 +14,7 @@ case "${1:-}" in
   verify)
     t0=$(date +%s)
     source bench/gpu_env.sh
-    timeout -s KILL 90 python3 -m pytest -q -p no:cacheprovider \
-      tests/test_triton_paths.py::test_frame_shift_is_what_keeps_the_first_frames_exact \
-      "tests/test_cln.py::test_dc_offset_many_channels_few_frames" > "$OUT/test-check.log" 2>&1
-    echo "check tests rc=$? at $(( $(date +%s) - t0 )) s"; tail -2 "$OUT/test-check.log"
-    timeout -s KILL 60 python3 -m bench.probe_dc_first_frames --noshift --draws 2 \
-      --backends triton,cuda_ext > "$OUT/dc-noshift.log" 2>&1
-    echo "dc probe (no shift) rc=$?"; cat "$OUT/dc-noshift.log"
+    gpu_shift_check
     gpu_make_test $(( 530 - ($(date +%s) - t0) ))
     timeout -s KILL 50 python3 -m bench.probe_dc_first_frames > "$OUT/dc.log" 2>&1
     echo "dc probe rc=$? at $(( $(date +%s) - t0 )) s"; cat "$OUT/dc.log"
