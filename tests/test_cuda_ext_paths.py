@@ -206,8 +206,9 @@ def test_binding_errors_with_numbers_raise(cdevice):
 
 
 # The launches chained by programmatic dependent launch (CLN_PDL, sm_90+): each family at a
-# shape it takes ((4, 64, 32768): 1024+ backward tiles, so the column sums take both launches;
-# the resident forward at a sequence it holds), against plain launches and a memset.
+# shape it takes ((4, 64, 32768): 1024+ backward tiles, so the register tiles' column sums take
+# both launches, the streaming backward's one row per block one; the resident forward at a
+# sequence it holds), against plain launches and a memset.
 @pytest.mark.parametrize(
     "name, shape",
     [

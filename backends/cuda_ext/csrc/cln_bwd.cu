@@ -5,18 +5,22 @@ namespace normk {
 namespace {
 using namespace cln_detail;
 
+// Each launch returns its rows of dgamma / dbeta partials: one per tile (register tiles) or
+// per block (streaming).
 template <typename T, typename P, typename Cf>
-void launch(const RegPath<Cf>&, ClnBwdArgs<T, P>& a, long long ntot, cudaStream_t st, bool pdl) {
+long long launch(const RegPath<Cf>&, ClnBwdArgs<T, P>& a, long long ntot, cudaStream_t st,
+                 bool pdl) {
   using G = ClnGeom<T, Cf::TPR, Cf::R>;
   static_assert(Cf::kCap == G::CR, "table capacity must match the kernel geometry");
   a.nchunks = static_cast<int>(cdiv(a.C, G::CR));
   auto* kernel = &cln_bwd_kernel<T, P, Cf::TPR, Cf::R, Cf::KEEP, Cf::MB>;
   tile_launch(kernel, G::NTT, ntot, st, pdl, a, "cln_backward kernel launch");
+  return ntot;
 }
 
 template <typename T, typename P, int PPR>
-void launch(const StreamPath<PPR>& path, ClnBwdArgs<T, P>& a, long long ntot, cudaStream_t st,
-            bool pdl) {
+long long launch(const StreamPath<PPR>& path, ClnBwdArgs<T, P>& a, long long ntot,
+                 cudaStream_t st, bool pdl) {
   using A = acc_t<T>;
   const bool stats16 = aligned16(a.mean) && aligned16(a.rstd);
   a.cbox = stream_tma_cbox<T>(a.C, PPR, true, a.vec != 0, stats16, path.tma, "cln_backward");
@@ -34,9 +38,9 @@ void launch(const StreamPath<PPR>& path, ClnBwdArgs<T, P>& a, long long ntot, cu
   // bench/results/nvidia-h200-s10c-*): (16, 512, 4000) fp32 253 -> 238 us, bf16 149 ->
   // 140 us; (4, 256, 16000) fp32 128 -> 121 us, bf16 90 -> 85-86 us; the shapes whose
   // plans have 2-3 blocks per SM take the 256-thread kernel and did not change.
-  stream_launch_roles(&cln_bwd_stream_kernel<T, P, PPR, StreamRolesStd>,
-                      &cln_bwd_stream_kernel<T, P, PPR, StreamRolesWide>, path.sp, ntot, st, a,
-                      "cln_backward", pdl);
+  return stream_launch_roles(&cln_bwd_stream_kernel<T, P, PPR, StreamRolesStd>,
+                             &cln_bwd_stream_kernel<T, P, PPR, StreamRolesWide>, path.sp, ntot,
+                             st, a, "cln_backward", pdl);
 }
 
 template <typename T, typename P, typename Path>
@@ -64,14 +68,14 @@ void bwd_impl(const ClnBwdCall& c, const Path& path, void* ws, size_t ws_bytes, 
   set_prefix_workspace<decltype(a), A>(a, su.p, l, w);
   a.spin = static_cast<int>(c.prefix_spin);
   const bool pdl = use_pdl(c);
-  launch(path, a, ntot, st, pdl);
+  const long long rows = launch(path, a, ntot, st, pdl);
   check_launch("cln_backward kernel launch");
   if (partials) {
-    // dgamma = sum over tiles of partial[:, 0, :], dbeta of partial[:, 1, :].
+    // dgamma = sum over the rows (tiles or blocks) of partial[:, 0, :], dbeta of partial[:, 1, :].
     A* sink = reinterpret_cast<A*>(w + l.sink);
     A* dg = c.dgamma ? static_cast<A*>(c.dgamma) : sink;
     A* db = c.dbeta ? static_cast<A*>(c.dbeta) : sink + c.C;
-    colsum<A>(a.partial, ntot, static_cast<int>(2 * c.C), dg, db, static_cast<int>(c.C),
+    colsum<A>(a.partial, rows, static_cast<int>(2 * c.C), dg, db, static_cast<int>(c.C),
               reinterpret_cast<A*>(w + l.scratch), st, pdl);
   }
 }

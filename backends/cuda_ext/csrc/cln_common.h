@@ -112,7 +112,8 @@ inline Plan plan(long long B, long long L, int bt, int64_t group_tiles) {
 
 // Workspace: [ticket | flags (ntot ints) | group flags (B x ngroups ints)
 //             | slots (ntot x kSlotW acc) | group slots (B x ngroups x kSlotW acc)
-//             | partials (ntot x 2C acc) | colsum scratch | 2C acc sink].
+//             | partials (ntot x 2C acc: a row per tile, or per block of the
+//               streaming kernel) | colsum scratch | 2C acc sink].
 // Zeroed: the ticket and the flags, and with float accumulators the slots
 // too (they hold the ready flags: kPairs, include/norm_common.cuh).
 struct Layout {
@@ -327,9 +328,10 @@ void tile_launch(K* kernel, int threads, long long ntot, cudaStream_t st, bool p
 // GPU).  The CPU emulator runs blocks one after another, where a block
 // waiting on a later block's tile would wait forever: there one block takes
 // every tile.  `pdl`: a programmatic dependent of the launch before it (launch_ex).
+// Returns the grid (the backward's rows of dgamma / dbeta partials: one per block).
 template <typename K, typename Args>
-void stream_launch(K* kernel_fn, int threads, const StreamPlan& sp, long long ntot, cudaStream_t st,
-                   Args& a, const char* op, bool pdl) {
+long long stream_launch(K* kernel_fn, int threads, const StreamPlan& sp, long long ntot,
+                        cudaStream_t st, Args& a, const char* op, bool pdl) {
   a.nchunks = 1;
   a.nstages = sp.stages;
   a.lead = sp.lead;
@@ -344,9 +346,11 @@ void stream_launch(K* kernel_fn, int threads, const StreamPlan& sp, long long nt
 #ifdef NORMK_HOST_EMULATION
   (void)grid;
   NORMK_LAUNCH(kernel_fn, 1u, static_cast<unsigned>(threads), sp.smem, st)(a);
+  return 1;
 #else
   launch_ex(kernel_fn, dim3(grid), dim3(threads), sp.smem, st, pdl_grid(pdl, grid, per_sm), true,
             a, (std::string(op) + " streaming kernel launch").c_str());
+  return grid;
 #endif
 }
 
@@ -358,13 +362,13 @@ inline bool stream_one_block(const StreamPlan& sp) {
 
 // Launch a streaming kernel in the roles the plan calls for: the 256-thread form, or
 // the 512-thread form where one block per SM is all that fits.
+// Returns the grid.
 template <typename K, typename Args>
-void stream_launch_roles(K* std_fn, K* wide_fn, const StreamPlan& sp, long long ntot,
-                         cudaStream_t st, Args& a, const char* op, bool pdl) {
+long long stream_launch_roles(K* std_fn, K* wide_fn, const StreamPlan& sp, long long ntot,
+                              cudaStream_t st, Args& a, const char* op, bool pdl) {
   if (stream_one_block(sp))
-    stream_launch(wide_fn, StreamRolesWide::kThreads, sp, ntot, st, a, op, pdl);
-  else
-    stream_launch(std_fn, StreamRolesStd::kThreads, sp, ntot, st, a, op, pdl);
+    return stream_launch(wide_fn, StreamRolesWide::kThreads, sp, ntot, st, a, op, pdl);
+  return stream_launch(std_fn, StreamRolesStd::kThreads, sp, ntot, st, a, op, pdl);
 }
 
 // Whether a streaming call takes its tiles through the TMA (include/tma.cuh),

@@ -243,7 +243,8 @@ struct ClnBwdArgs {
   const A* rstd;   // (B, L)
   const long long* count;  // (B,) nullable (= 0)
   T* dx;
-  A* partial;  // (B * ntiles, 2, C): per-tile sum dy * xhat, sum dy; nullable
+  A* partial;  // sum dy * xhat, sum dy: per tile, (B * ntiles, 2, C), in the register-tile
+              // kernels; per block, (gridDim.x, 2, C), in the streaming one; nullable
   int B, C, L;
   int ntiles;
   int nchunks;

@@ -174,10 +174,11 @@ __host__ __device__ constexpr long long stream_stage_bytes(long long C, int ppr,
              : C * ppr * 16;
 }
 // After the S stages: the affine parameters as A (forward gamma and beta,
-// backward gamma).
+// backward gamma), and in the backward the block's dgamma / dbeta sums (2 C
+// of A; see cln_bwd_stream_kernel).
 template <typename T>
 __host__ __device__ constexpr long long stream_after_ring_bytes(long long C, bool bwd) {
-  return C * static_cast<long long>(sizeof(acc_t<T>)) * (bwd ? 1 : 2);
+  return C * static_cast<long long>(sizeof(acc_t<T>)) * (bwd ? 3 : 2);
 }
 
 template <typename T, int PPR_, typename R = StreamRolesStd>
@@ -568,6 +569,15 @@ __global__ void __launch_bounds__(R::kThreads, stream_fwd_min_blocks<T, R>())
 // ---------------------------------------------------------------------------
 // Stage layout: [x: C*BT T][dy: C*BT T][mean: BT A][rstd: BT A] (see
 // stream_stage_bytes).
+//
+// dgamma / dbeta: each block sums its tiles' per-channel partials in shared
+// memory (channel c always by the same producer thread, in the block's tile
+// order) and writes one row of args.partial, (gridDim.x, 2, C), at its end;
+// the launcher's column sums add the gridDim.x rows.  The order depends on
+// the grid (SMs x blocks per SM), so the result is bitwise reproducible on
+// one kind of GPU.  (One row per tile before: 16 MB written and summed back
+// at (16, 512, 4000), a 7.8 + 2.9 us pair of column-sum launches under ncu;
+// bench/results/nvidia-h200-s52-ncu52-main.txt.)
 
 // The 256-thread fp32 kernel bounded to 3 blocks per SM (<= 80 registers), as the
 // forward's: since the output warps refill the stages ptxas takes 80-90 unbounded (90 at
@@ -605,13 +615,17 @@ __global__ void __launch_bounds__(R::kThreads, stream_bwd_min_blocks<T, R>())
   A* const s_gamma = reinterpret_cast<A*>(ring + S * stage_bytes);
   if (args.gamma)
     for (int c = tid; c < C; c += R::kThreads) s_gamma[c] = load_param<P, A>(args.gamma, c);
+  // The block's dgamma (first C) and dbeta sums.
+  A* const s_part = s_gamma + C;
+  const bool partials = args.partial != nullptr;
+  if (partials)
+    for (int c = tid; c < 2 * C; c += R::kThreads) s_part[c] = A(0);
   __syncthreads();
 
   auto stage_x = [&](int s) { return reinterpret_cast<T*>(ring + s * stage_bytes); };
   auto stage_dy = [&](int s) { return stage_x(s) + tile_elems; };
   auto stage_mr = [&](int s) { return reinterpret_cast<A*>(stage_x(s) + 2 * tile_elems); };
   auto first_frame = [&](int tile) { return (args.ntiles - 1 - tile / args.B) * BT; };
-  const bool partials = args.partial != nullptr;
   // TMA path: tile `tile`'s x, dy, mean and rstd into stage s (one thread).
   auto tma_load = [&](int s, int tile) {
     const int b = tile % args.B;
@@ -669,8 +683,8 @@ __global__ void __launch_bounds__(R::kThreads, stream_bwd_min_blocks<T, R>())
       // 4, which had the lighter loop): fwd+bwd (4, 256, 16000) fp32 138 -> 128 us,
       // bf16 (16, 512, 4000) 161 -> 150 us, the rest within 1 % (H200, alternated
       // twice, bench/results/nvidia-h200-s10b-*).  A uniform trip count over the
-      // producer: the shuffles need whole warps.
-      A* const pp = partials ? args.partial + static_cast<long long>(tile) * 2 * C : nullptr;
+      // producer: the shuffles need whole warps.  Added to the block's sums by the
+      // lane j == 0 of the row, the one thread that ever adds to channel c.
       for (int cb = 0; cb < C; cb += G::RPI) {
         const int c = cb + r0;
         const bool row = c < C;
@@ -696,8 +710,8 @@ __global__ void __launch_bounds__(R::kThreads, stream_bwd_min_blocks<T, R>())
             pb += __shfl_xor_sync(kFullMask, pb, o2);
           }
           if (j == 0 && row) {
-            pp[c] = pg;
-            pp[C + c] = pb;
+            s_part[c] += pg;
+            s_part[C + c] += pb;
           }
         }
       }
@@ -722,6 +736,13 @@ __global__ void __launch_bounds__(R::kThreads, stream_bwd_min_blocks<T, R>())
     };
     stream_producer<R>(blockIdx.x, gridDim.x, ntot, S, args.lead, tma ? s_full : nullptr,
                        refill, issue, stats);
+    if (partials && j == 0) {  // the block's row, each channel by the thread that summed it
+      A* const row = args.partial + static_cast<long long>(blockIdx.x) * 2 * C;
+      for (int c = r0; c < C; c += G::RPI) {
+        row[c] = s_part[c];
+        row[C + c] = s_part[C + c];
+      }
+    }
     return;
   }
 
