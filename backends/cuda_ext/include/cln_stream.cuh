@@ -577,7 +577,10 @@ __global__ void __launch_bounds__(R::kThreads, stream_fwd_min_blocks<T, R>())
 // the grid (SMs x blocks per SM), so the result is bitwise reproducible on
 // one kind of GPU.  (One row per tile before: 16 MB written and summed back
 // at (16, 512, 4000), a 7.8 + 2.9 us pair of column-sum launches under ncu;
-// bench/results/nvidia-h200-s52-ncu52-main.txt.)
+// bench/results/nvidia-h200-s52-ncu52-main.txt.)  Per block instead of per tile:
+// fwd+bwd (16, 512, 4000) fp32 302 -> 289 us, bf16 157 -> 151 us; (4, 256, 16000)
+// fp32 143.5 -> 139.7, bf16 94.6 -> 90.3; (2, 128, 64000) within 0.5-2.6 us (H100,
+// alternated twice in one call, bench/results/nvidia-h100-s61-ab-*; NOTES 60.1).
 
 // The 256-thread fp32 kernel bounded to 3 blocks per SM (<= 80 registers), as the
 // forward's: since the output warps refill the stages ptxas takes 80-90 unbounded (90 at
