@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 61's GPU calls (NOTES 60), run from branch cuda-ext-block-partials with main's tree
+# Session 61's GPU calls (NOTES 60), run from branch cuda-ext-block-partials (merged since) with main's tree
 # unpacked into ab_old/ (untracked, so it travels):
 #   mkdir ab_old && git archive main | tar -x -C ab_old --exclude=bench/results && git rev-parse --short main > ab_old/REV
 # Modes:
