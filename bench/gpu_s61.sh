@@ -30,7 +30,7 @@ case "$mode" in
       tests/test_cuda_ext_paths.py tests/test_cln.py -k "dc_offset or frame_shift" \
       > "$OUT/test-dc.log" 2>&1
     echo "dc tests (main $(cat ab_old/REV)) rc=$?"; tail -2 "$OUT/test-dc.log"
-    (cd ab_old && OUT=$OUT bash -c "source bench/gpu_env.sh >/dev/null; gpu_make_bench 330")
+    OUT=$OUT gpu_in_tree ab_old bash -c "source bench/gpu_env.sh >/dev/null; gpu_make_bench 330"
     gpu_archive s61-h200
     ;;
   ab)
