@@ -259,3 +259,52 @@ def test_frame_shift_is_what_keeps_the_first_frames_exact(cdevice, dc):
                 harness.check_cln_forward(
                     "cuda_ext", cdevice, (4, 4096, 1), torch.float32, False, dc=dc
                 )
+
+
+# The streaming backward writes one row of dgamma / dbeta partials per block, and its
+# workspace holds those rows, not one per tile (NOTES 61): at (16, 512, 4000) fp32 a row per
+# tile took 16 MB of the 20 MB the call allocated.
+@pytest.mark.parametrize("name", ["auto", "regs"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_backward_partials_workspace(cdevice, name, dtype):
+    """A backward with many tiles per block at a target shape: dgamma / dbeta against
+    float64 sums of the same terms (the kernel's own mean / rstd), and the memory the call
+    takes beyond its inputs and outputs: the grid's rows of partials on the streaming path,
+    a row per tile on the register-tile path."""
+    from backends.cuda_ext import kernels as K
+    from common.testing import assert_close, tolerance
+
+    B, C, T = 16, 512, 4000
+    gen, seed = harness.new_generator()
+    x = harness.randn((B, C, T), dtype, cdevice, gen)
+    dy = harness.randn((B, C, T), dtype, cdevice, gen)
+    gamma = harness.randn((C,), dtype, cdevice, gen)
+    y, mean, rstd, m2 = harness.cln_fwd_outputs(x.float())
+    y = y.to(dtype)
+    with variant(name):
+        K.cln_forward(x, gamma, None, 1e-5, None, y, mean, rstd, m2)
+        dx, dgamma, dbeta = harness.cln_bwd_outputs(x.float())
+        dx = dx.to(dtype)
+        torch.cuda.synchronize(cdevice)
+        base = torch.cuda.memory_allocated(cdevice)
+        torch.cuda.reset_peak_memory_stats(cdevice)
+        K.cln_backward(dy, x, gamma, mean, rstd, None, dx, dgamma, dbeta)
+        torch.cuda.synchronize(cdevice)
+        extra = torch.cuda.max_memory_allocated(cdevice) - base
+    # The register-tile kernels' longest tiles (V x 8 frames: cln_kernels.cuh ClnGeom).
+    tile_frames = {torch.float32: 32, torch.bfloat16: 64}[dtype]
+    row_per_tile = 2 * 4 * C * B * -(-T // tile_frames)
+    if name == "auto":  # streaming: grid rows (at most 3 blocks per SM, 132 SMs: 2 MB)
+        assert extra < 4 * 2**20, f"backward workspace {extra} bytes"
+    else:
+        assert extra >= row_per_tile, f"backward workspace {extra} bytes"
+    with torch.no_grad():
+        xh = (x.double() - mean.double()[:, None, :]) * rstd.double()[:, None, :]
+        dy64 = dy.double()
+        terms = {"dgamma": dy64 * xh, "dbeta": dy64}
+        for what, got in (("dgamma", dgamma), ("dbeta", dbeta)):
+            ref = terms[what].sum((0, 2))
+            tol = tolerance(torch.float32, B * T)
+            assert_close(
+                f"{what} [{name} {dtype} seed={seed}]", got, ref, tol, terms[what].norm().item()
+            )

@@ -5,8 +5,25 @@ namespace normk {
 namespace {
 using namespace cln_detail;
 
-// Each launch returns its rows of dgamma / dbeta partials: one per tile (register tiles) or
-// per block (streaming).
+// The kernels of each path, and the rows of dgamma / dbeta partials each launch writes: one
+// per tile (register tiles) or per block (streaming: its grid, known before the launch, so
+// that the workspace holds those rows and no more; a row per tile there took 16 MB at
+// (16, 512, 4000) fp32 where the grid's rows take 2 KB each).
+template <typename T, typename P, typename Cf>
+long long partial_rows(const RegPath<Cf>&, long long ntot) {
+  return ntot;
+}
+template <typename T, typename P, int PPR>
+struct StreamKernels {
+  static constexpr auto std_fn = &cln_bwd_stream_kernel<T, P, PPR, StreamRolesStd>;
+  static constexpr auto wide_fn = &cln_bwd_stream_kernel<T, P, PPR, StreamRolesWide>;
+};
+template <typename T, typename P, int PPR>
+long long partial_rows(const StreamPath<PPR>& path, long long ntot) {
+  using K = StreamKernels<T, P, PPR>;
+  return stream_roles_grid(K::std_fn, K::wide_fn, path.sp, ntot, "cln_backward");
+}
+
 template <typename T, typename P, typename Cf>
 long long launch(const RegPath<Cf>&, ClnBwdArgs<T, P>& a, long long ntot, cudaStream_t st,
                  bool pdl) {
@@ -22,6 +39,7 @@ template <typename T, typename P, int PPR>
 long long launch(const StreamPath<PPR>& path, ClnBwdArgs<T, P>& a, long long ntot,
                  cudaStream_t st, bool pdl) {
   using A = acc_t<T>;
+  using K = StreamKernels<T, P, PPR>;
   const bool stats16 = aligned16(a.mean) && aligned16(a.rstd);
   a.cbox = stream_tma_cbox<T>(a.C, PPR, true, a.vec != 0, stats16, path.tma, "cln_backward");
   a.tma = a.cbox > 0;
@@ -38,17 +56,16 @@ long long launch(const StreamPath<PPR>& path, ClnBwdArgs<T, P>& a, long long nto
   // bench/results/nvidia-h200-s10c-*): (16, 512, 4000) fp32 253 -> 238 us, bf16 149 ->
   // 140 us; (4, 256, 16000) fp32 128 -> 121 us, bf16 90 -> 85-86 us; the shapes whose
   // plans have 2-3 blocks per SM take the 256-thread kernel and did not change.
-  return stream_launch_roles(&cln_bwd_stream_kernel<T, P, PPR, StreamRolesStd>,
-                             &cln_bwd_stream_kernel<T, P, PPR, StreamRolesWide>, path.sp, ntot,
-                             st, a, "cln_backward", pdl);
+  return stream_launch_roles(K::std_fn, K::wide_fn, path.sp, ntot, st, a, "cln_backward", pdl);
 }
 
 template <typename T, typename P, typename Path>
 void bwd_impl(const ClnBwdCall& c, const Path& path, void* ws, size_t ws_bytes, cudaStream_t st) {
   using A = acc_t<T>;
   const bool partials = c.dgamma != nullptr || c.dbeta != nullptr;
-  const Setup su = setup_call(c, "cln_backward", Path::template bt<T>(), sizeof(A), partials, ws,
-                              ws_bytes, st);
+  const Plan p = checked_plan("cln_backward", c.B, c.C, c.L, Path::template bt<T>(), c.group_tiles);
+  const long long prows = partials ? partial_rows<T, P>(path, p.ntot) : 0;
+  const Setup su = setup_call(c, "cln_backward", sizeof(A), p, prows, ws, ws_bytes, st);
   const long long ntot = su.p.ntot;
   const Layout& l = su.l;
   char* const w = su.w;
@@ -70,6 +87,10 @@ void bwd_impl(const ClnBwdCall& c, const Path& path, void* ws, size_t ws_bytes, 
   const bool pdl = use_pdl(c);
   const long long rows = launch(path, a, ntot, st, pdl);
   check_launch("cln_backward kernel launch");
+  if (partials && rows != prows)  // both from the same (cached) occupancy query
+    throw std::runtime_error("cuda_ext: cln_backward: internal error: the launch wrote " +
+                             std::to_string(rows) + " rows of partials, the workspace holds " +
+                             std::to_string(prows));
   if (partials) {
     // dgamma = sum over the rows (tiles or blocks) of partial[:, 0, :], dbeta of partial[:, 1, :].
     A* sink = reinterpret_cast<A*>(w + l.sink);
@@ -84,7 +105,12 @@ void bwd_impl(const ClnBwdCall& c, const Path& path, void* ws, size_t ws_bytes, 
 
 size_t cln_bwd_workspace_bytes(const ClnBwdCall& c) {
   const bool partials = c.dgamma != nullptr || c.dbeta != nullptr;
-  return cln_workspace_bytes<BwdCfgs>(c, "cln_backward", true, partials);
+  return cln_workspace_bytes<BwdCfgs>(c, "cln_backward", true,
+                                      [&](auto tp, const auto& path, long long ntot) {
+                                        using T = typename decltype(tp)::T;
+                                        using P = typename decltype(tp)::P;
+                                        return partials ? partial_rows<T, P>(path, ntot) : 0LL;
+                                      });
 }
 
 void cln_bwd(const ClnBwdCall& c, void* workspace, size_t workspace_bytes, cudaStream_t stream) {

@@ -112,14 +112,16 @@ inline Plan plan(long long B, long long L, int bt, int64_t group_tiles) {
 
 // Workspace: [ticket | flags (ntot ints) | group flags (B x ngroups ints)
 //             | slots (ntot x kSlotW acc) | group slots (B x ngroups x kSlotW acc)
-//             | partials (ntot x 2C acc: a row per tile, or per block of the
-//               streaming kernel) | colsum scratch | 2C acc sink].
+//             | partials (prows x 2C acc: a row per tile of the register-tile
+//               kernels, per block of the streaming kernel) | colsum scratch
+//             | 2C acc sink].
+// prows = 0: no partials (the forward, a backward without dgamma / dbeta).
 // Zeroed: the ticket and the flags, and with float accumulators the slots
 // too (they hold the ready flags: kPairs, include/norm_common.cuh).
 struct Layout {
   size_t flags, gflags, slots, gslots, partial, scratch, sink, total, zero_bytes;
 };
-inline Layout layout(size_t acc, long long ntot, long long ngtot, long long C, bool partials) {
+inline Layout layout(size_t acc, long long ntot, long long ngtot, long long C, long long prows) {
   Layout l{};
   l.flags = 256;
   l.gflags = l.flags + 4 * static_cast<size_t>(ntot);
@@ -131,9 +133,9 @@ inline Layout layout(size_t acc, long long ntot, long long ngtot, long long C, b
   l.scratch = l.partial;
   l.sink = l.partial;
   l.total = l.partial;
-  if (partials) {
-    l.scratch = align_up(l.partial + 2 * acc * ntot * C, 256);
-    l.sink = align_up(l.scratch + acc * colsum_scratch_elems(ntot, static_cast<int>(2 * C)), 256);
+  if (prows > 0) {
+    l.scratch = align_up(l.partial + 2 * acc * static_cast<size_t>(prows) * C, 256);
+    l.sink = align_up(l.scratch + acc * colsum_scratch_elems(prows, static_cast<int>(2 * C)), 256);
     l.total = l.sink + 2 * acc * C;
   }
   return l;
@@ -319,8 +321,28 @@ void tile_launch(K* kernel, int threads, long long ntot, cudaStream_t st, bool p
             pdl_grid(pdl, ntot, per_sm), false, a, what);
 }
 
-// Launch a streaming kernel with the plan's ring: a persistent grid of every
-// block that fits at once (SMs x occupancy, never more blocks than tiles).
+// The grid of a streaming launch (stream_launch): every block of the plan's ring that fits
+// at once (SMs x occupancy), never more blocks than tiles; the CPU emulator: 1 (below).
+// The backward sizes its rows of dgamma / dbeta partials (one per block) by it.
+template <typename K>
+long long stream_grid(K* kernel_fn, int threads, const StreamPlan& sp, long long ntot,
+                      const char* op, int* per_sm_out = nullptr) {
+  const int per_sm = blocks_per_sm(reinterpret_cast<const void*>(kernel_fn), threads, sp.smem);
+  if (per_sm < 1)
+    throw std::runtime_error(std::string("cuda_ext: ") + op +
+                             ": the streaming kernel does not fit on an SM (" +
+                             std::to_string(sp.smem) + " bytes of shared memory)");
+  if (per_sm_out) *per_sm_out = per_sm;
+#ifdef NORMK_HOST_EMULATION
+  (void)ntot;
+  return 1;
+#else
+  const long long g = static_cast<long long>(per_sm) * sm_count();
+  return g < ntot ? g : ntot;
+#endif
+}
+
+// Launch a streaming kernel with the plan's ring on stream_grid's grid.
 // Its blocks take the tiles blockIdx.x + k * gridDim.x and wait on each
 // other's tiles, so every block must be resident at once: a cooperative
 // launch guarantees that (or fails with cudaErrorCooperativeLaunchTooLarge
@@ -335,23 +357,15 @@ long long stream_launch(K* kernel_fn, int threads, const StreamPlan& sp, long lo
   a.nchunks = 1;
   a.nstages = sp.stages;
   a.lead = sp.lead;
-  const void* kernel = reinterpret_cast<const void*>(kernel_fn);
-  const int per_sm = blocks_per_sm(kernel, threads, sp.smem);
-  if (per_sm < 1)
-    throw std::runtime_error(std::string("cuda_ext: ") + op +
-                             ": the streaming kernel does not fit on an SM (" +
-                             std::to_string(sp.smem) + " bytes of shared memory)");
-  const long long g = static_cast<long long>(per_sm) * sm_count();
-  const unsigned grid = static_cast<unsigned>(g < ntot ? g : ntot);
+  int per_sm = 0;
+  const auto grid = static_cast<unsigned>(stream_grid(kernel_fn, threads, sp, ntot, op, &per_sm));
 #ifdef NORMK_HOST_EMULATION
-  (void)grid;
-  NORMK_LAUNCH(kernel_fn, 1u, static_cast<unsigned>(threads), sp.smem, st)(a);
-  return 1;
+  NORMK_LAUNCH(kernel_fn, grid, static_cast<unsigned>(threads), sp.smem, st)(a);
 #else
   launch_ex(kernel_fn, dim3(grid), dim3(threads), sp.smem, st, pdl_grid(pdl, grid, per_sm), true,
             a, (std::string(op) + " streaming kernel launch").c_str());
-  return grid;
 #endif
+  return grid;
 }
 
 // Whether the plan's ring leaves room for only one block per SM (shared memory
@@ -362,13 +376,19 @@ inline bool stream_one_block(const StreamPlan& sp) {
 
 // Launch a streaming kernel in the roles the plan calls for: the 256-thread form, or
 // the 512-thread form where one block per SM is all that fits.
-// Returns the grid.
+// Returns the grid; stream_roles_grid: the grid it will take.
 template <typename K, typename Args>
 long long stream_launch_roles(K* std_fn, K* wide_fn, const StreamPlan& sp, long long ntot,
                               cudaStream_t st, Args& a, const char* op, bool pdl) {
   if (stream_one_block(sp))
     return stream_launch(wide_fn, StreamRolesWide::kThreads, sp, ntot, st, a, op, pdl);
   return stream_launch(std_fn, StreamRolesStd::kThreads, sp, ntot, st, a, op, pdl);
+}
+template <typename K>
+long long stream_roles_grid(K* std_fn, K* wide_fn, const StreamPlan& sp, long long ntot,
+                            const char* op) {
+  if (stream_one_block(sp)) return stream_grid(wide_fn, StreamRolesWide::kThreads, sp, ntot, op);
+  return stream_grid(std_fn, StreamRolesStd::kThreads, sp, ntot, op);
 }
 
 // Whether a streaming call takes its tiles through the TMA (include/tma.cuh),
@@ -452,20 +472,25 @@ bool use_pdl(const Call& c) {
   return c.pdl > 0 && pdl_supported();
 }
 
-// A call's cross-tile plan and workspace (both directions): checks the sizes
-// and the workspace, zeroes what needs it (on the call's stream).
+// A call's cross-tile plan (checked_plan) and workspace (both directions): checks
+// the sizes and the workspace, zeroes what needs it (on the call's stream).
+// prows: the rows of dgamma / dbeta partials its launch writes (0: none).
+inline Plan checked_plan(const char* op, long long B, long long C, long long L, int bt,
+                         int64_t group_tiles) {
+  check_sizes(op, B, C, L, bt);
+  return plan(B, L, bt, group_tiles);
+}
 struct Setup {
   Plan p;
   Layout l;
   char* w;
 };
 template <typename Call>
-Setup setup_call(const Call& c, const char* op, int bt, size_t acc, bool partials, void* ws,
-                 size_t ws_bytes, cudaStream_t st) {
-  check_sizes(op, c.B, c.C, c.L, bt);
+Setup setup_call(const Call& c, const char* op, size_t acc, const Plan& p, long long prows,
+                 void* ws, size_t ws_bytes, cudaStream_t st) {
   Setup s;
-  s.p = plan(c.B, c.L, bt, c.group_tiles);
-  s.l = layout(acc, s.p.ntot, c.B * s.p.ngroups, c.C, partials);
+  s.p = p;
+  s.l = layout(acc, s.p.ntot, c.B * s.p.ngroups, c.C, prows);
   if (ws_bytes < s.l.total)
     throw std::runtime_error(std::string("cuda_ext: ") + op + ": workspace too small");
   s.w = static_cast<char*>(ws);
@@ -526,14 +551,17 @@ void with_cln_path(const Call& c, const char* op, bool bwd, F&& f) {
   });
 }
 
-// Workspace bytes of a cLN call; `partials`: the backward's dgamma / dbeta partials.
-template <template <typename> class Cfgs, typename Pprs = StreamPprs, typename Call>
-size_t cln_workspace_bytes(const Call& c, const char* op, bool bwd, bool partials) {
+// Workspace bytes of a cLN call.  prows(tp, path, ntot): the rows of dgamma / dbeta
+// partials the call's launch writes (0: none).
+template <template <typename> class Cfgs, typename Pprs = StreamPprs, typename Call, typename R>
+size_t cln_workspace_bytes(const Call& c, const char* op, bool bwd, R&& prows) {
   size_t bytes = 0;
   with_cln_path<Cfgs, Pprs>(c, op, bwd, [&](auto tp, auto path) {
     using T = typename decltype(tp)::T;
-    const Plan p = plan(c.B, c.L, decltype(path)::template bt<T>(), c.group_tiles);
-    bytes = layout(sizeof(acc_t<T>), p.ntot, c.B * p.ngroups, c.C, partials).total;
+    const int bt = decltype(path)::template bt<T>();
+    const Plan p = checked_plan(op, c.B, c.C, c.L, bt, c.group_tiles);
+    const long long rows = prows(tp, path, p.ntot);
+    bytes = layout(sizeof(acc_t<T>), p.ntot, c.B * p.ngroups, c.C, rows).total;
   });
   return bytes;
 }

@@ -67,8 +67,8 @@ ClnFwdArgs<T, P> call_args(const ClnFwdCall& c) {
 template <typename T, typename P, typename Path>
 void fwd_impl(const ClnFwdCall& c, const Path& path, void* ws, size_t ws_bytes, cudaStream_t st) {
   using A = acc_t<T>;
-  const Setup su = setup_call(c, "cln_forward", Path::template bt<T>(), sizeof(A), false, ws,
-                              ws_bytes, st);
+  const Plan p = checked_plan("cln_forward", c.B, c.C, c.L, Path::template bt<T>(), c.group_tiles);
+  const Setup su = setup_call(c, "cln_forward", sizeof(A), p, 0, ws, ws_bytes, st);
   ClnFwdArgs<T, P> a = call_args<T, P>(c);
   a.vec = c.L % PackInfo<T>::V == 0 && aligned16(c.x) && aligned16(c.y);
   set_prefix_workspace<decltype(a), A>(a, su.p, su.l, su.w);
@@ -110,7 +110,8 @@ bool resident_call(const ClnFwdCall& c) {
 
 size_t cln_fwd_workspace_bytes(const ClnFwdCall& c) {
   if (resident_call(c)) return 0;
-  return cln_workspace_bytes<FwdCfgs>(c, "cln_forward", false, false);
+  return cln_workspace_bytes<FwdCfgs>(c, "cln_forward", false,
+                                     [](auto, const auto&, long long) { return 0LL; });
 }
 
 void cln_fwd(const ClnFwdCall& c, void* workspace, size_t workspace_bytes, cudaStream_t stream) {

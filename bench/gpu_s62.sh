@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Session 62's GPU calls (NOTES 61), run with main's tree before the change unpacked into
+# ab_old/ (untracked, so it travels):
+#   mkdir ab_old && git archive <rev> | tar -x -C ab_old --exclude=bench/results && echo <rev> > ab_old/REV
+# Modes:
+#   check: any card. Both extensions built at once; this tree's cuda_ext cLN tests on the GPU
+#          (tests/test_cuda_ext_paths.py, with the new test_backward_partials_workspace, and
+#          tests/test_cln.py --backend cuda_ext); then bench.tune's default cuda_ext fwd+bwd,
+#          fp32 and bf16, at the three target shapes, alternated old / new / old / new (the
+#          backward's workspace sized to the streaming grid's rows of partials against a row
+#          per tile: the kernels are the same, so no change is expected beyond the rounds'
+#          spread).
+#   main:  H200 only (the card the issues' targets name): the README's main job (make bench
+#          at the target shapes, every backend and peer, the plots) on this tree.
+#   dc:    H200 only: gpu_s60.sh dc (cuda_ext's forward families under a DC offset), then
+#          gpu_s60b.sh (ncu: is the Triton forward issue-bound on the H200?).
+#   OUT=out bash bench/gpu_s62.sh check|main|dc
+set -uo pipefail
+card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+echo "card: $card"
+h200() { grep -q H200 <<<"$card" || { echo "not an H200: nothing run"; exit 3; }; }
+case "${1:-}" in
+  check)
+    [ -f ab_old/REV ] || { echo "ab_old/ missing (see the header)"; exit 2; }
+    SKIP_CUDA_BUILD=1 source bench/gpu_env.sh
+    t0=$(date +%s)
+    gpu_build_tree ab_old & gpu_build_tree . & wait
+    echo "builds: $(( $(date +%s) - t0 )) s"
+    timeout -s KILL 170 python3 -m pytest -q -p no:cacheprovider $(gpu_xdist_args) \
+      tests/test_cuda_ext_paths.py tests/test_cln.py --backend cuda_ext > "$OUT/test-check.log" 2>&1
+    echo "tests rc=$? at $(( $(date +%s) - t0 )) s"; tail -2 "$OUT/test-check.log"
+    grep -E "FAILED|ERROR" "$OUT/test-check.log" | head
+    gpu_ab_rounds ab62 "cuda_ext cln\|copy" "old:ab_old new:." timeout 85 python3 -m bench.tune \
+      --backend cuda_ext --ops cln --parts shapes --modes fwd_bwd --variants default --dtype fp32,bf16
+    echo "done at $(( $(date +%s) - t0 )) s"
+    gpu_archive s62-check
+    ;;
+  main)
+    h200
+    source bench/gpu_env.sh
+    gpu_make_bench 540
+    gpu_archive s62-main
+    ;;
+  dc)
+    h200
+    OUT=$OUT bash bench/gpu_s60.sh dc
+    mv "$OUT/s60-dc.tgz" /tmp/ && OUT=$OUT bash bench/gpu_s60b.sh
+    mv /tmp/s60-dc.tgz "$OUT/"
+    ;;
+  *) echo "usage: $0 check|main|dc" >&2; exit 2 ;;
+esac
