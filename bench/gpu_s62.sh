@@ -10,11 +10,14 @@
 #          backward's workspace sized to the streaming grid's rows of partials against a row
 #          per tile: the kernels are the same, so no change is expected beyond the rounds'
 #          spread).
+#   verify: any card. The rewritten negative control of the frame shift
+#          (test_frame_shift_is_what_keeps_the_first_frames_exact) three times, then the
+#          README's `make test` on the GPU machine ($OUT/make-test.log).
 #   main:  H200 only (the card the issues' targets name): the README's main job (make bench
 #          at the target shapes, every backend and peer, the plots) on this tree.
 #   dc:    H200 only: gpu_s60.sh dc (cuda_ext's forward families under a DC offset), then
 #          gpu_s60b.sh (ncu: is the Triton forward issue-bound on the H200?).
-#   OUT=out bash bench/gpu_s62.sh check|main|dc
+#   OUT=out bash bench/gpu_s62.sh check|verify|main|dc
 set -uo pipefail
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "card: $card"
@@ -35,6 +38,16 @@ case "${1:-}" in
     echo "done at $(( $(date +%s) - t0 )) s"
     gpu_archive s62-check
     ;;
+  verify)
+    source bench/gpu_env.sh
+    for r in 1 2 3; do
+      timeout -s KILL 60 python3 -m pytest -q -p no:cacheprovider tests/test_cuda_ext_paths.py \
+        -k frame_shift > "$OUT/test-shift-$r.log" 2>&1
+      echo "shift control round $r rc=$?"; tail -1 "$OUT/test-shift-$r.log"
+    done
+    gpu_make_test 420
+    gpu_archive s62-verify
+    ;;
   main)
     h200
     source bench/gpu_env.sh
@@ -47,5 +60,5 @@ case "${1:-}" in
     mv "$OUT/s60-dc.tgz" /tmp/ && OUT=$OUT bash bench/gpu_s60b.sh
     mv /tmp/s60-dc.tgz "$OUT/"
     ;;
-  *) echo "usage: $0 check|main|dc" >&2; exit 2 ;;
+  *) echo "usage: $0 check|verify|main|dc" >&2; exit 2 ;;
 esac
