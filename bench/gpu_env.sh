@@ -273,3 +273,22 @@ gpu_shift_check() {
     --backends triton,cuda_ext > "$OUT/dc-noshift.log" 2>&1
   echo "dc probe (no shift) rc=$?"; cat "$OUT/dc-noshift.log"
 }
+
+# A cuda_ext A/B against main's tree unpacked into ab_old/ (gpu_s61.sh ab, gpu_s62.sh check):
+# both extensions built at once; this tree's cuda_ext cLN tests on the GPU
+# (tests/test_cuda_ext_paths.py, tests/test_cln.py --backend cuda_ext; limit $3 s) into
+# $OUT/$2.log; then bench.tune's default cuda_ext fwd+bwd, fp32 and bf16, at the three target
+# shapes, old / new / old / new into $OUT/$1-SIDE-ROUND.log.
+gpu_cuda_ext_ab() {
+  local prefix=$1 testlog=$2 limit=$3 t0; t0=$(date +%s)
+  gpu_build_tree ab_old & gpu_build_tree . & wait
+  echo "builds: $(( $(date +%s) - t0 )) s"
+  # shellcheck disable=SC2046
+  timeout -s KILL "$limit" python3 -m pytest -q -p no:cacheprovider $(gpu_xdist_args) \
+    tests/test_cuda_ext_paths.py tests/test_cln.py --backend cuda_ext > "$OUT/$testlog.log" 2>&1
+  echo "tests rc=$? at $(( $(date +%s) - t0 )) s"; tail -2 "$OUT/$testlog.log"
+  grep -E "FAILED|ERROR" "$OUT/$testlog.log" | head
+  gpu_ab_rounds "$prefix" "cuda_ext cln\|copy" "old:ab_old new:." timeout 85 python3 -m bench.tune \
+    --backend cuda_ext --ops cln --parts shapes --modes fwd_bwd --variants default --dtype fp32,bf16
+  echo "done at $(( $(date +%s) - t0 )) s"
+}

@@ -35,16 +35,7 @@ case "$mode" in
     ;;
   ab)
     SKIP_CUDA_BUILD=1 source bench/gpu_env.sh
-    t0=$(date +%s)
-    gpu_build_tree ab_old & gpu_build_tree . & wait
-    echo "builds: $(( $(date +%s) - t0 )) s"
-    timeout -s KILL 150 python3 -m pytest -q -p no:cacheprovider $(gpu_xdist_args) \
-      tests/test_cuda_ext_paths.py tests/test_cln.py --backend cuda_ext > "$OUT/test-ab.log" 2>&1
-    echo "tests rc=$? at $(( $(date +%s) - t0 )) s"; tail -2 "$OUT/test-ab.log"
-    grep -E "FAILED|ERROR" "$OUT/test-ab.log" | head
-    gpu_ab_rounds ab61 "cuda_ext cln\|copy" "old:ab_old new:." timeout 85 python3 -m bench.tune \
-      --backend cuda_ext --ops cln --parts shapes --modes fwd_bwd --variants default --dtype fp32,bf16
-    echo "done at $(( $(date +%s) - t0 )) s"
+    gpu_cuda_ext_ab ab61 test-ab 150
     gpu_archive s61-ab
     ;;
   *) echo "usage: $0 h200|ab|auto" >&2; exit 2 ;;
