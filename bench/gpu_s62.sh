@@ -16,8 +16,12 @@
 #   main:  H200 only (the card the issues' targets name): the README's main job (make bench
 #          at the target shapes, every backend and peer, the plots) on this tree.
 #   dc:    H200 only: gpu_s60.sh dc (cuda_ext's forward families under a DC offset), then
-#          gpu_s60b.sh (ncu: is the Triton forward issue-bound on the H200?).
-#   OUT=out bash bench/gpu_s62.sh check|verify|main|dc
+#          gpu_s60b.sh (ncu: is the Triton forward issue-bound on the H200?). Not run as such:
+#          session 62 ran `bash bench/gpu_s60.sh dc` alone, then the ncu mode below (the
+#          device time left would not hold gpu_s60b.sh's eight profiles).
+#   ncu:   H200 only: gpu_s60b.sh's profiles cut to bf16 at (16, 512, 4000) and (4, 256, 16000),
+#          levels 0 and 3, without the long-scoreboard metric, into $OUT/ncu62.txt (42 s).
+#   OUT=out bash bench/gpu_s62.sh check|verify|main|dc|ncu
 set -uo pipefail
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "card: $card"
@@ -51,5 +55,20 @@ case "${1:-}" in
     mv "$OUT/s60-dc.tgz" /tmp/ && OUT=$OUT bash bench/gpu_s60b.sh
     mv /tmp/s60-dc.tgz "$OUT/"
     ;;
-  *) echo "usage: $0 check|verify|main|dc" >&2; exit 2 ;;
+  ncu)
+    h200
+    SKIP_CUDA_BUILD=1 source bench/gpu_env.sh >/dev/null
+    M=gpu__time_duration.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active
+    M=$M,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed
+    M=$M,smsp__thread_inst_executed.sum
+    for s in 16x512x4000 4x256x16000; do
+      for lv in 0 3; do
+        echo "== bf16 $s level $lv" | tee -a "$OUT/ncu62.txt"
+        timeout -s KILL 60 ncu --clock-control none -k regex:_cln_fwd_kernel --launch-skip 1 -c 1 \
+          --metrics "$M" python3 -m bench.ablate_cln --once bf16 --shape "$s" --level "$lv" 2>&1 \
+          | grep -E "^\s+(gpu__|dram__|sm__|smsp__)|==PROF==|Error" | tee -a "$OUT/ncu62.txt"
+      done
+    done
+    ;;
+  *) echo "usage: $0 check|verify|main|dc|ncu" >&2; exit 2 ;;
 esac
