@@ -15,13 +15,10 @@
 #          README's `make test` on the GPU machine ($OUT/make-test.log).
 #   main:  H200 only (the card the issues' targets name): the README's main job (make bench
 #          at the target shapes, every backend and peer, the plots) on this tree.
-#   dc:    H200 only: gpu_s60.sh dc (cuda_ext's forward families under a DC offset), then
-#          gpu_s60b.sh (ncu: is the Triton forward issue-bound on the H200?). Not run as such:
-#          session 62 ran `bash bench/gpu_s60.sh dc` alone, then the ncu mode below (the
-#          device time left would not hold gpu_s60b.sh's eight profiles).
+#   (cuda_ext's forward families under a DC offset on the H200 ran as `bash bench/gpu_s60.sh dc`.)
 #   ncu:   H200 only: gpu_s60b.sh's profiles cut to bf16 at (16, 512, 4000) and (4, 256, 16000),
 #          levels 0 and 3, without the long-scoreboard metric, into $OUT/ncu62.txt (42 s).
-#   OUT=out bash bench/gpu_s62.sh check|verify|main|dc|ncu
+#   OUT=out bash bench/gpu_s62.sh check|verify|main|ncu
 set -uo pipefail
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "card: $card"
@@ -49,12 +46,6 @@ case "${1:-}" in
     gpu_make_bench 540
     gpu_archive s62-main
     ;;
-  dc)
-    h200
-    OUT=$OUT bash bench/gpu_s60.sh dc
-    mv "$OUT/s60-dc.tgz" /tmp/ && OUT=$OUT bash bench/gpu_s60b.sh
-    mv /tmp/s60-dc.tgz "$OUT/"
-    ;;
   ncu)
     h200
     SKIP_CUDA_BUILD=1 source bench/gpu_env.sh >/dev/null
@@ -70,5 +61,5 @@ case "${1:-}" in
       done
     done
     ;;
-  *) echo "usage: $0 check|verify|main|dc|ncu" >&2; exit 2 ;;
+  *) echo "usage: $0 check|verify|main|ncu" >&2; exit 2 ;;
 esac
