@@ -276,19 +276,32 @@ gpu_shift_check() {
 
 # A cuda_ext A/B against main's tree unpacked into ab_old/ (gpu_s61.sh ab, gpu_s62.sh check):
 # both extensions built at once; this tree's cuda_ext cLN tests on the GPU
-# (tests/test_cuda_ext_paths.py, tests/test_cln.py --backend cuda_ext; limit $3 s) into
-# $OUT/$2.log; then bench.tune's default cuda_ext fwd+bwd, fp32 and bf16, at the three target
-# shapes, old / new / old / new into $OUT/$1-SIDE-ROUND.log.
+# (gpu_cuda_ext_tests, limit $3 s) into $OUT/$2.log; then gpu_cuda_ext_rounds $1.
 gpu_cuda_ext_ab() {
-  local prefix=$1 testlog=$2 limit=$3 t0; t0=$(date +%s)
+  local t0; t0=$(date +%s)
   gpu_build_tree ab_old & gpu_build_tree . & wait
   echo "builds: $(( $(date +%s) - t0 )) s"
-  # shellcheck disable=SC2046
-  timeout -s KILL "$limit" python3 -m pytest -q -p no:cacheprovider $(gpu_xdist_args) \
-    tests/test_cuda_ext_paths.py tests/test_cln.py --backend cuda_ext > "$OUT/$testlog.log" 2>&1
-  echo "tests rc=$? at $(( $(date +%s) - t0 )) s"; tail -2 "$OUT/$testlog.log"
-  grep -E "FAILED|ERROR" "$OUT/$testlog.log" | head
-  gpu_ab_rounds "$prefix" "cuda_ext cln\|copy" "old:ab_old new:." timeout 85 python3 -m bench.tune \
-    --backend cuda_ext --ops cln --parts shapes --modes fwd_bwd --variants default --dtype fp32,bf16
+  gpu_cuda_ext_tests "$2" "$3"
+  gpu_cuda_ext_rounds "$1"
   echo "done at $(( $(date +%s) - t0 )) s"
+}
+
+# This tree's cuda_ext cLN tests on the GPU (tests/test_cuda_ext_paths.py, tests/test_cln.py
+# --backend cuda_ext) within $2 s into $OUT/$1.log.
+gpu_cuda_ext_tests() {
+  local t0; t0=$(date +%s)
+  # shellcheck disable=SC2046
+  timeout -s KILL "$2" python3 -m pytest -q -p no:cacheprovider $(gpu_xdist_args) \
+    tests/test_cuda_ext_paths.py tests/test_cln.py --backend cuda_ext > "$OUT/$1.log" 2>&1
+  echo "tests rc=$? in $(( $(date +%s) - t0 )) s"; tail -2 "$OUT/$1.log"
+  grep -E "FAILED|ERROR" "$OUT/$1.log" | head
+}
+
+# bench.tune's default cuda_ext cLN (modes AB_MODES, default fwd_bwd; T_AB s a run, default
+# 85), fp32 and bf16, at the three target shapes, ab_old's tree and this one alternated old /
+# new / old / new into $OUT/$1-SIDE-ROUND.log (both extensions built before).
+gpu_cuda_ext_rounds() {
+  gpu_ab_rounds "$1" "cuda_ext cln\|copy" "old:ab_old new:." timeout "${T_AB:-85}" python3 -m bench.tune \
+    --backend cuda_ext --ops cln --parts shapes --modes "${AB_MODES:-fwd_bwd}" --variants default \
+    --dtype fp32,bf16
 }
