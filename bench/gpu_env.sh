@@ -305,3 +305,21 @@ gpu_cuda_ext_rounds() {
     --backend cuda_ext --ops cln --parts shapes --modes "${AB_MODES:-fwd_bwd}" --variants default \
     --dtype fp32,bf16
 }
+
+# ncu (no clock control) of the second of two Triton bf16 forwards (bench.ablate_cln --once) at
+# (16, 512, 4000) and (4, 256, 16000), ablation levels $2 (e.g. "0 3"): duration, instructions,
+# issue-active cycles, warps active, DRAM throughput, into $OUT/$1.txt (gpu_s62.sh ncu,
+# gpu_s63.sh ncu).
+gpu_ncu_bf16_levels() {
+  local s lv M=gpu__time_duration.sum,smsp__inst_executed.sum
+  M=$M,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active
+  M=$M,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__thread_inst_executed.sum
+  for s in 16x512x4000 4x256x16000; do
+    for lv in $2; do
+      echo "== bf16 $s level $lv" | tee -a "$OUT/$1.txt"
+      timeout -s KILL 60 ncu --clock-control none -k regex:_cln_fwd_kernel --launch-skip 1 -c 1 \
+        --metrics "$M" python3 -m bench.ablate_cln --once bf16 --shape "$s" --level "$lv" 2>&1 \
+        | grep -E "^\s+(gpu__|dram__|sm__|smsp__)|==PROF==|Error" | tee -a "$OUT/$1.txt"
+    done
+  done
+}

@@ -49,17 +49,7 @@ case "${1:-}" in
   ncu)
     h200
     SKIP_CUDA_BUILD=1 source bench/gpu_env.sh >/dev/null
-    M=gpu__time_duration.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active
-    M=$M,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed
-    M=$M,smsp__thread_inst_executed.sum
-    for s in 16x512x4000 4x256x16000; do
-      for lv in 0 3; do
-        echo "== bf16 $s level $lv" | tee -a "$OUT/ncu62.txt"
-        timeout -s KILL 60 ncu --clock-control none -k regex:_cln_fwd_kernel --launch-skip 1 -c 1 \
-          --metrics "$M" python3 -m bench.ablate_cln --once bf16 --shape "$s" --level "$lv" 2>&1 \
-          | grep -E "^\s+(gpu__|dram__|sm__|smsp__)|==PROF==|Error" | tee -a "$OUT/ncu62.txt"
-      done
-    done
+    gpu_ncu_bf16_levels ncu62 "0 3"
     ;;
   *) echo "usage: $0 check|verify|main|ncu" >&2; exit 2 ;;
 esac

@@ -3,7 +3,8 @@
 # ab_old/ (untracked, so it travels):
 #   mkdir ab_old && git archive <rev> | tar -x -C ab_old --exclude=bench/results && echo <rev> > ab_old/REV
 # Ran (NOTES 62): ab with ab_old = main at de87c58 and this tree = the branch
-# cuda-ext-early-prefix (aa838cf); ncu on main. Both on an H100.
+# cuda-ext-early-prefix (aa838cf); ncu on main. Both on an H100. (ncu's profiles ran inline;
+# they now live in gpu_env.sh's gpu_ncu_bf16_levels, the same commands, shared with gpu_s62.sh.)
 # Modes:
 #   ab:  any card (the figures name it). Both extensions built at once; bench.tune's default
 #        cuda_ext cLN, fwd and fwd+bwd, fp32 and bf16, at the three target shapes, alternated
@@ -47,21 +48,11 @@ case "${1:-}" in
   ncu)
     SKIP_CUDA_BUILD=1 source bench/gpu_env.sh >/dev/null
     echo "card: $card" > "$OUT/ncu63.txt"
-    M=gpu__time_duration.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active
-    M=$M,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed
-    M=$M,smsp__thread_inst_executed.sum
     # The same levels back to back (CUDA-graph replay, the benchmark's timer) on the same card.
     timeout -s KILL 150 python3 -m bench.ablate_cln --no-runs --dtype bf16 \
       --shapes 16x512x4000,4x256x16000 > "$OUT/ablate63.log" 2>&1
     echo "ablate rc=$?"; cat "$OUT/ablate63.log"
-    for s in 16x512x4000 4x256x16000; do
-      for lv in 0 1 2 3; do
-        echo "== bf16 $s level $lv" | tee -a "$OUT/ncu63.txt"
-        timeout -s KILL 60 ncu --clock-control none -k regex:_cln_fwd_kernel --launch-skip 1 -c 1 \
-          --metrics "$M" python3 -m bench.ablate_cln --once bf16 --shape "$s" --level "$lv" 2>&1 \
-          | grep -E "^\s+(gpu__|dram__|sm__|smsp__)|==PROF==|Error" | tee -a "$OUT/ncu63.txt"
-      done
-    done
+    gpu_ncu_bf16_levels ncu63 "0 1 2 3"
     ;;
   *) echo "usage: $0 ab|ncu" >&2; exit 2 ;;
 esac
