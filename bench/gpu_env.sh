@@ -274,13 +274,19 @@ gpu_shift_check() {
   echo "dc probe (no shift) rc=$?"; cat "$OUT/dc-noshift.log"
 }
 
+# The cuda_ext extensions of ab_old/ and of this tree, built at once.
+gpu_build_ab() {
+  local t0; t0=$(date +%s)
+  gpu_build_tree ab_old & gpu_build_tree . & wait
+  echo "builds: $(( $(date +%s) - t0 )) s"
+}
+
 # A cuda_ext A/B against main's tree unpacked into ab_old/ (gpu_s61.sh ab, gpu_s62.sh check):
 # both extensions built at once; this tree's cuda_ext cLN tests on the GPU
 # (gpu_cuda_ext_tests, limit $3 s) into $OUT/$2.log; then gpu_cuda_ext_rounds $1.
 gpu_cuda_ext_ab() {
   local t0; t0=$(date +%s)
-  gpu_build_tree ab_old & gpu_build_tree . & wait
-  echo "builds: $(( $(date +%s) - t0 )) s"
+  gpu_build_ab
   gpu_cuda_ext_tests "$2" "$3"
   gpu_cuda_ext_rounds "$1"
   echo "done at $(( $(date +%s) - t0 )) s"

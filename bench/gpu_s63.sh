@@ -28,8 +28,7 @@ case "${1:-}" in
   ab)
     [ -f ab_old/REV ] || { echo "ab_old/ missing (see the header)"; exit 2; }
     SKIP_CUDA_BUILD=1 source bench/gpu_env.sh
-    gpu_build_tree ab_old & gpu_build_tree . & wait
-    echo "builds done at $(( $(date +%s) - T0 )) s"
+    gpu_build_ab
     AB_MODES=fwd,fwd_bwd T_AB=100 gpu_cuda_ext_rounds ab63
     echo "rounds done at $(( $(date +%s) - T0 )) s"
     if [ "$(left)" -gt 260 ]; then
