@@ -3,8 +3,9 @@
 # ab_old/ (untracked, so it travels):
 #   mkdir ab_old && git archive <rev> | tar -x -C ab_old --exclude=bench/results && echo <rev> > ab_old/REV
 # Ran (NOTES 62): ab with ab_old = main at de87c58 and this tree = the branch
-# cuda-ext-early-prefix (aa838cf); ncu on main. Both on an H100. (ncu's profiles ran inline;
-# they now live in gpu_env.sh's gpu_ncu_bf16_levels, the same commands, shared with gpu_s62.sh.)
+# cuda-ext-early-prefix (aa838cf); ncu on main. Both on an H100. (The two builds and ncu's
+# profiles ran inline; they now live in gpu_env.sh's gpu_build_ab and gpu_ncu_bf16_levels, the
+# same commands, shared with gpu_cuda_ext_ab and gpu_s62.sh.)
 # Modes:
 #   ab:  any card (the figures name it). Both extensions built at once; bench.tune's default
 #        cuda_ext cLN, fwd and fwd+bwd, fp32 and bf16, at the three target shapes, alternated
