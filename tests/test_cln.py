@@ -121,9 +121,12 @@ def test_conditioned_tolerance_only_where_needed():
     ref = cln_oracle(x.double())
     plain = tolerance(torch.float32, 16 * 200)
     assert harness.cln_forward_tolerance(x, None, ref, torch.float32) < plain + 4e-7
-    bad, gamma, beta = _ill_conditioned_input(torch.device("cpu"))
-    ref = cln_oracle(bad.double(), gamma.double(), beta.double())
-    assert harness.cln_forward_tolerance(bad, gamma, ref, torch.float32) > 5 * tolerance(
+    # Without gamma / beta: the allowance scales with |gamma| / ||ref||, and a draw of gamma
+    # near 0 (1 + 0.5 z at z ~ -2) beside beta's 0.5 z left it under 5x the plain one in 12 of
+    # 3000 draws (CI once, gamma = 0.023).  The raise is a property of the frame, not of gamma.
+    bad, _, _ = _ill_conditioned_input(torch.device("cpu"))
+    ref = cln_oracle(bad.double())
+    assert harness.cln_forward_tolerance(bad, None, ref, torch.float32) > 5 * tolerance(
         torch.float32, 50
     )
 
