@@ -20,7 +20,6 @@ import torch
 from torch import Tensor
 
 import common
-from common.reference import cln_oracle
 from common.testing import assert_close, rel_error
 from tests import harness
 
@@ -889,34 +888,38 @@ def test_ticket_rule(tdevice):
             assert K._atomic_tickets(x, p) is True
 
 
-def test_frame_shift_is_what_keeps_the_first_frames_exact(tdevice, monkeypatch):
-    """``CLN_FWD_SHIFT``'s negative control: one draw at a DC offset of 1000 std, forward with
-    and without the shift.  Under the interpreter, without it, the error is larger and over the
-    harness's tolerance (four draws: 5.6e-4 to 7.9e-4 against 2.5e-4; shifted 1.5e-5 to
-    2.1e-5); on the GPU, where the sums' order is the compiler's, it is no smaller (the H200
-    gave bitwise the same output both ways here, 1.7e-5: its tree of per-thread sums already
-    rounds these frame means well).  Channel blocks (C > CLN_MAX_BLOCK_C) sum about 1024
-    channels each and lose less: at (1, 8200, 2) the plain sums were within the tolerance (4e-5
-    to 2.8e-4 against 2.7e-4), so no control there (test_cln's
-    test_dc_offset_many_channels_few_frames checks them shifted)."""
+def test_frame_shift_is_what_keeps_the_first_frames_exact(tdevice):
+    """``CLN_FWD_SHIFT``'s negative control: fresh draws at a DC offset of 1000 std, forward
+    with and without the shift.  Under the interpreter, without it, the error is larger and
+    mostly over the harness's tolerance (58 draws: 0.86x to 3.3x the tolerance, median 3.05x;
+    unshifted / shifted error 12x to 43x median; shifted at most 0.10x the tolerance).  So one
+    draw is not a control: 2 in 202 passed unshifted (a CI-like run once), as cuda_ext's had on
+    an H100 (NOTES 61).  Five draws, each run both ways: unshifted, the median draw must miss,
+    and every draw's error must be 4x its shifted error or more.  On the GPU, where the sums'
+    order is the compiler's, it is no smaller (the H200 gave bitwise the same output both ways
+    here, 1.7e-5: its tree of per-thread sums already rounds these frame means well).  Channel
+    blocks (C > CLN_MAX_BLOCK_C) sum about 1024 channels each and lose less: at (1, 8200, 2)
+    the plain sums were within the tolerance (4e-5 to 2.8e-4 against 2.7e-4), so no control
+    there (test_cln's test_dc_offset_many_channels_few_frames checks them shifted)."""
     from backends.triton import kernels as K
     from bench.tune import knobs
 
     shape = (4, 4096, 1)
-    seed = harness.new_generator()[1]  # the same draw for both kernels
-    monkeypatch.setattr(
-        harness, "new_generator", lambda: (torch.Generator().manual_seed(seed), seed)
-    )
-    err_on = harness.check_cln_forward("triton", tdevice, shape, torch.float32, False, dc=1000.0)
-    with knobs(K, {"CLN_FWD_SHIFT": False}):
-        if tdevice.type == "cpu":
-            with pytest.raises(AssertionError, match="exceeds tolerance"):
-                harness.check_cln_forward("triton", tdevice, shape, torch.float32, False, dc=1000.0)
-        gen = torch.Generator().manual_seed(seed)
+    # The shifted kernel through the whole harness check once (poisoned outputs, statistics).
+    harness.check_cln_forward("triton", tdevice, shape, torch.float32, False, dc=1000.0)
+    ratios, gains = [], []
+    for _ in range(5):
+        gen, seed = harness.new_generator()
         x = harness.randn(shape, torch.float32, tdevice, gen, 1000.0)
-        ref = cln_oracle(x.double().cpu(), None, None, eps=1e-8)
-        err_off = rel_error(common.cln(x, backend="triton"), ref)
+        ref, tol = harness.cln_oracle_tolerance(x, None, None, torch.float32, 1000.0)
+        err = {}
+        for shift in (False, True):
+            with knobs(K, {"CLN_FWD_SHIFT": shift}):
+                err[shift] = rel_error(common.cln(x, backend="triton"), ref)
+        assert err[True] <= tol, f"shifted: {err[True]:.3e} > {tol:.3e} (seed={seed})"
+        assert err[False] >= err[True], (err, seed)
+        ratios.append(err[False] / tol)
+        gains.append(err[False] / max(err[True], 1e-300))
     if tdevice.type == "cpu":
-        assert err_off > err_on, (err_off, err_on, seed)
-    else:  # the H200: bitwise the same both ways at this shape (the docstring)
-        assert err_off >= err_on, (err_off, err_on, seed)
+        assert sorted(ratios)[2] > 1.0, f"unshifted error / tolerance {ratios}: the control passed"
+        assert min(gains) >= 4.0, f"unshifted / shifted error {gains}"
