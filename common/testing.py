@@ -86,22 +86,27 @@ def conditioned_tolerance(
 def conditioned_terms_tolerance(
     dtype: torch.dtype,
     reduce_len: int,
-    terms: Tensor,
+    weights: Tensor,
     kappa: Tensor,
     scale: float,
     dc_offset: float = 0.0,
 ) -> float:
     """:func:`conditioned_tolerance` for a result judged against ``scale`` (``rel_error``'s)
-    and made of ``terms``, each formed with ``kappa`` ulps lost (broadcastable to ``terms``):
-    the local allowance is ``4 * u * ||kappa * terms|| / scale``.  For gradients: cLN's dx and
-    dgamma are built from ``xhat`` of every frame, as ill-conditioned as the forward's output
-    where a frame's few values are nearly equal (a (4, 2, 3) float32 draw with offset 100:
-    the eager backend's dx 1.3e-4 off against 2.7e-5 allowed without this term; found by
-    ``tests/fuzz.py``).
+    and made of terms that each use a centred quantity formed with ``kappa`` ulps lost: a term
+    ``w * xhat`` (``weights`` = ``w``, broadcastable with ``kappa``) is then ``|w| * kappa * u``
+    off *absolutely*, whatever the size of ``xhat`` itself, so the local allowance is
+    ``4 * u * ||kappa * weights|| / scale``.  For gradients: cLN's dx and dgamma are built from
+    ``xhat`` of every frame, as ill-conditioned as the forward's output where a frame's few
+    values are nearly equal (a (4, 2, 3) float32 draw with offset 100: the eager backend's dx
+    1.3e-4 off against 2.7e-5 allowed without this term; found by ``tests/fuzz.py``).
+    dgamma's weights are ``dy``, not its terms ``dy * xhat``: with the terms, an element whose
+    ``xhat`` was 0.1 (|x - mu| a tenth of the frame's std at offset 100) got a tenth of the
+    allowance its error needs (the eager backend 5.9e-5 off against 4.8e-5 allowed, (2, 1, 1)
+    after 13 frames of history; ``tests/fuzz.py`` again, case 25202 of a run).
     """
-    k = torch.broadcast_to(kappa.detach().to(torch.float64).cpu(), terms.shape)
-    t = terms.detach().to(torch.float64).cpu()
-    local = 4.0 * UNIT_ROUNDOFF[dtype] * (k * t).norm().item() / scale if scale > 0 else 0.0
+    k = torch.broadcast_to(kappa.detach().to(torch.float64).cpu(), weights.shape)
+    w = weights.detach().to(torch.float64).cpu()
+    local = 4.0 * UNIT_ROUNDOFF[dtype] * (k * w).norm().item() / scale if scale > 0 else 0.0
     return max(tolerance(dtype, reduce_len, dc_offset), tolerance(dtype, reduce_len) + local)
 
 
