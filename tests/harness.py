@@ -25,6 +25,7 @@ from common.testing import (
     assert_close,
     conditioned_terms_tolerance,
     conditioned_tolerance,
+    rel_error,
     tolerance,
 )
 
@@ -309,6 +310,35 @@ def cln_forward_tolerance(
     if gamma is not None:
         kappa = kappa * gamma.detach().double().cpu().abs()[:, None]
     return conditioned_tolerance(dtype, C * T, ref, kappa, dc)
+
+
+def check_frame_shift_control(
+    backend: str, kernels: object, device: torch.device, dc: float, must_miss: bool = True
+) -> None:
+    """``CLN_FWD_SHIFT``'s negative control (``kernels``: the backend's module with the knob):
+    five fresh (4, 4096, 1) float32 draws at offset ``dc``, each forward run with and without
+    the shift.  Every draw: shifted within the harness's tolerance, unshifted no better.  With
+    ``must_miss``: unshifted, the median draw misses the tolerance and every draw's error is 4x
+    its shifted error or more (one draw alone is not a control: some pass unshifted)."""
+    from bench.tune import knobs
+
+    kind = type(kernels.CLN_FWD_SHIFT)  # the module's own knob type (cuda_ext 0 / 1, Triton bool)
+    ratios, gains = [], []
+    for _ in range(5):
+        gen, seed = new_generator()
+        x = randn((4, 4096, 1), torch.float32, device, gen, dc)
+        ref, tol = cln_oracle_tolerance(x, None, None, torch.float32, dc)
+        err = {}
+        for shift in (False, True):
+            with knobs(kernels, {"CLN_FWD_SHIFT": kind(shift)}):
+                err[shift] = rel_error(common.cln(x, backend=backend), ref)
+        assert err[True] <= tol, f"shifted: {err[True]:.3e} > {tol:.3e} (seed={seed})"
+        assert err[False] >= err[True], (err, seed)
+        ratios.append(err[False] / tol)
+        gains.append(err[False] / max(err[True], 1e-300))
+    if must_miss:
+        assert sorted(ratios)[2] > 1.0, f"unshifted error / tolerance {ratios}: the control passed"
+        assert min(gains) >= 4.0, f"unshifted / shifted error {gains}"
 
 
 def cln_fwd_outputs(x: Tensor) -> tuple[Tensor, ...]:
